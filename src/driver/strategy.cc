@@ -1,0 +1,297 @@
+#include "driver/strategy.h"
+
+#include <algorithm>
+#include <map>
+#include <numeric>
+
+#include "placement/placement.h"
+#include "support/int_math.h"
+
+namespace sramplan::driver {
+namespace {
+
+using placement::BufferRequest;
+
+// Union-find over arena buffers for in-place sharing.
+struct Classes {
+  std::vector<int> parent;
+  explicit Classes(size_t n) : parent(n) { std::iota(parent.begin(), parent.end(), 0); }
+  int Find(int x) {
+    while (parent[x] != x) x = parent[x] = parent[parent[x]];
+    return x;
+  }
+};
+
+struct InplacePair {
+  int out_buffer;
+  int in_buffer;
+  std::string reason;
+};
+
+// TinyEngine's rule: a depthwise convolution or an element-wise op writes its output over an input
+// that dies at this step, when the output is no larger and the elements have the same size.
+std::vector<InplacePair> FindInplace(const ir::Graph& g, const analysis::Schedule& sched,
+                                     const analysis::Liveness& lv) {
+  std::vector<InplacePair> pairs;
+  std::vector<bool> taken(lv.buffers.size(), false);  // an input can host one output
+  for (size_t s = 0; s < sched.size(); ++s) {
+    const ir::Op& op = g.op(sched[s]);
+    bool dw = ir::IsDepthwiseConv(g, op);
+    bool ew = ir::IsUnaryElementwise(op.type) || ir::IsBinaryElementwise(op.type);
+    if ((!dw && !ew) || op.outputs.size() != 1) continue;
+    const ir::Tensor& out = g.tensor(op.outputs[0]);
+    int ob = lv.buffer_of_tensor[out.id.value()];
+    if (ob < 0 || lv.buffers[ob].tensor != out.id) continue;
+    size_t candidates = dw ? 1 : op.inputs.size();
+    for (size_t k = 0; k < candidates && k < op.inputs.size(); ++k) {
+      const ir::Tensor& in = g.tensor(op.inputs[k]);
+      if (in.kind == ir::TensorKind::kConstant) continue;
+      int ib = lv.buffer_of_tensor[in.id.value()];
+      if (ib < 0 || taken[ib]) continue;
+      const ir::Tensor& root = g.tensor(lv.buffers[ib].tensor);
+      if (root.kind == ir::TensorKind::kOutput) continue;
+      if (lv.buffers[ib].last_step != static_cast<int>(s)) continue;
+      if (ir::DataTypeSize(root.dtype) != ir::DataTypeSize(out.dtype)) continue;
+      if (lv.buffers[ob].bytes > lv.buffers[ib].bytes) continue;
+      if (ew && in.shape != out.shape) continue;  // broadcast inputs cannot host the output
+      taken[ib] = true;
+      pairs.push_back({ob, ib, dw ? "inplace-depthwise" : "inplace-elementwise"});
+      break;
+    }
+  }
+  return pairs;
+}
+
+}  // namespace
+
+const std::vector<StrategyInfo>& Strategies() {
+  static const std::vector<StrategyInfo> kList = {
+      {"naive", "model order; every tensor its own region (no reuse)"},
+      {"linear", "model order; TFLite's simple arena: first-use order, best fit into freed gaps"},
+      {"tflm", "model order; TFLite Micro GreedyMemoryPlanner (16-byte sizes, largest first, first fit)"},
+      {"inplace", "tflm placement plus TinyEngine's in-place depthwise and element-wise ops"},
+  };
+  return kList;
+}
+
+bool IsStrategy(const std::string& name) {
+  for (const auto& s : Strategies())
+    if (s.name == name) return true;
+  return false;
+}
+
+std::string PlanOpType(const ir::Graph& g, const ir::Op& op) {
+  if (ir::IsDepthwiseConv(g, op)) return "DepthwiseConv";
+  if (op.type == "Opaque") return "Opaque:" + op.original_type;
+  return op.type;
+}
+
+StatusOr<plan::Plan> RunStrategy(const ir::Graph& g, const target::Target& t, const std::string& strategy,
+                                 const PlanOptions& options) {
+  if (!IsStrategy(strategy)) {
+    std::string names;
+    for (const auto& s : Strategies()) names += (names.empty() ? "" : ", ") + s.name;
+    return InvalidArgument("unknown strategy '" + strategy + "'; choose one of " + names + " or all");
+  }
+  const analysis::Schedule sched = analysis::ModelOrder(g);
+  SP_RETURN_IF_ERROR(analysis::ValidateSchedule(g, sched));
+  const analysis::Liveness lv = analysis::ComputeLiveness(g, sched);
+  const target::MemoryLevel& arena = t.levels[t.arena_level];
+  const target::MemoryLevel& wlevel = t.levels[t.weight_level];
+  const int64_t align = t.alignment;
+  const bool tflm_sizes = strategy == "tflm" || strategy == "inplace";
+
+  // Buffer bytes as placed: TFLM rounds sizes up to 16 bytes before its planner sees them.
+  std::vector<int64_t> placed_bytes(lv.buffers.size());
+  for (size_t i = 0; i < lv.buffers.size(); ++i)
+    placed_bytes[i] = tflm_sizes ? AlignUp(lv.buffers[i].bytes, 16) : lv.buffers[i].bytes;
+
+  std::vector<InplacePair> inplace;
+  if (strategy == "inplace") inplace = FindInplace(g, sched, lv);
+  Classes cls(lv.buffers.size());
+  for (const auto& p : inplace) cls.parent[cls.Find(p.out_buffer)] = cls.Find(p.in_buffer);
+
+  // One request per class (the class root is the earliest buffer: inputs host outputs).
+  std::vector<int> request_of_class(lv.buffers.size(), -1);
+  std::vector<BufferRequest> requests;
+  for (size_t i = 0; i < lv.buffers.size(); ++i) {
+    int c = cls.Find(static_cast<int>(i));
+    if (request_of_class[c] < 0) {
+      request_of_class[c] = static_cast<int>(requests.size());
+      BufferRequest r;
+      r.id = static_cast<int>(requests.size());
+      r.bytes = placed_bytes[i];
+      r.alignment = tflm_sizes ? 1 : align;
+      r.first_step = lv.buffers[i].first_step;
+      r.last_step = lv.buffers[i].last_step;
+      requests.push_back(r);
+    } else {
+      BufferRequest& r = requests[request_of_class[c]];
+      r.bytes = std::max(r.bytes, placed_bytes[i]);
+      r.first_step = std::min(r.first_step, lv.buffers[i].first_step);
+      r.last_step = std::max(r.last_step, lv.buffers[i].last_step);
+    }
+  }
+  // TinyEngine's in-place depthwise needs one output channel plane of scratch at its step.
+  struct Scratch {
+    std::string name, producer;
+    int64_t bytes;
+    int step;
+  };
+  std::vector<Scratch> scratch;
+  for (const auto& p : inplace) {
+    if (p.reason != "inplace-depthwise") continue;
+    const ir::Tensor& out = g.tensor(lv.buffers[p.out_buffer].tensor);
+    int ca = ir::ChannelAxis(g, static_cast<int>(out.shape.size()));
+    int64_t plane = out.Bytes() / std::max<int64_t>(out.shape[ca], 1);
+    const ir::Op& op = g.op(out.producer);
+    Scratch sc{op.name + ".scratch", op.name, AlignUp(plane, 16), lv.buffers[p.out_buffer].first_step};
+    BufferRequest r;
+    r.id = static_cast<int>(requests.size());
+    r.bytes = sc.bytes;
+    r.alignment = 1;
+    r.first_step = r.last_step = sc.step;
+    requests.push_back(r);
+    scratch.push_back(sc);
+  }
+
+  SP_ASSIGN_OR_RETURN(placement::Placement placed,
+                      placement::PlaceByName(strategy == "inplace" ? "tflm" : strategy, requests));
+
+  plan::Plan p;
+  p.model = g.name;
+  p.target = t.name;
+  p.strategy = strategy;
+  p.dtype = options.dtype_name;
+  p.batch = options.batch;
+  p.arena_level = arena.name;
+  for (const auto& l : t.levels)
+    p.levels.push_back({l.name, target::MemoryKindName(l.kind), l.capacity, 0, 0, l.holds_activations});
+  for (size_t s = 0; s < sched.size(); ++s) {
+    const ir::Op& op = g.op(sched[s]);
+    plan::StepOp so;
+    so.name = op.name;
+    so.type = PlanOpType(g, op);
+    for (ir::TensorId in : op.inputs) so.inputs.push_back(g.tensor(in).name);
+    for (ir::TensorId out : op.outputs) so.outputs.push_back(g.tensor(out).name);
+    p.steps.push_back({static_cast<int>(s), {so}});
+  }
+  for (const ir::Tensor& ten : g.tensors()) {
+    plan::Tensor pt;
+    pt.name = ten.name;
+    pt.bytes = ten.Bytes();
+    pt.kind = ir::TensorKindName(ten.kind);
+    pt.dtype = ir::DataTypeName(ten.dtype);
+    pt.shape = ten.shape;
+    if (ten.producer.valid()) pt.producer = g.op(ten.producer).name;
+    for (ir::OpId c : ten.consumers) pt.consumers.push_back(g.op(c).name);
+    ir::TensorId root = g.StorageRoot(ten.id);
+    if (root != ten.id) pt.alias_of = g.tensor(g.op(ten.producer).inputs[0]).name;
+    p.tensors.push_back(std::move(pt));
+  }
+  for (const auto& sc : scratch)
+    p.tensors.push_back({sc.name, sc.bytes, "scratch", "int8", {sc.bytes}, sc.producer, {sc.producer}, ""});
+
+  // Activation buffers.
+  std::vector<std::vector<plan::Overlap>> overlaps(lv.buffers.size());
+  for (const auto& ip : inplace)
+    overlaps[ip.out_buffer].push_back({g.tensor(lv.buffers[ip.in_buffer].tensor).name, ip.reason, 0});
+  for (size_t i = 0; i < lv.buffers.size(); ++i) {
+    const auto& b = lv.buffers[i];
+    int req = request_of_class[cls.Find(static_cast<int>(i))];
+    p.buffers.push_back({g.tensor(b.tensor).name, arena.name, placed.offsets[req], placed_bytes[i],
+                         b.first_step, b.last_step, overlaps[i]});
+  }
+  for (size_t k = 0; k < scratch.size(); ++k) {
+    size_t req = requests.size() - scratch.size() + k;
+    p.buffers.push_back({scratch[k].name, arena.name, placed.offsets[req], scratch[k].bytes, scratch[k].step,
+                         scratch[k].step, {}});
+  }
+  // Weights: laid out one after another in the weight level for the whole run.
+  const int last = std::max(0, static_cast<int>(sched.size()) - 1);
+  int64_t wcursor = 0;
+  int64_t weight_bytes = 0;
+  for (const ir::Tensor& ten : g.tensors()) {
+    if (ten.kind != ir::TensorKind::kConstant || ten.consumers.empty()) continue;
+    wcursor = AlignUp(wcursor, align);
+    p.buffers.push_back({ten.name, wlevel.name, wcursor, ten.Bytes(), 0, last, {}});
+    wcursor += ten.Bytes();
+    weight_bytes += ten.Bytes();
+  }
+  // View outputs that are constants-derived own their bytes in the arena already (see liveness).
+
+  // Levels and metrics.
+  std::vector<int64_t> live(std::max<size_t>(sched.size(), 1), 0);
+  for (const auto& b : p.buffers) {
+    for (auto& l : p.levels)
+      if (l.name == b.level) l.used_bytes = std::max(l.used_bytes, b.offset + b.bytes);
+  }
+  // Lower bound of this strategy's arena: at each step, the bytes that must be live, counting an
+  // in-place class once (its largest member live at that step) and unaligned sizes.
+  int64_t lower_bound = 0;
+  {
+    std::vector<std::map<int, int64_t>> class_bytes(std::max<size_t>(sched.size(), 1));
+    for (size_t i = 0; i < lv.buffers.size(); ++i) {
+      int c = cls.Find(static_cast<int>(i));
+      for (int s = lv.buffers[i].first_step; s <= lv.buffers[i].last_step; ++s) {
+        int64_t& v = class_bytes[s][c];
+        v = std::max(v, lv.buffers[i].bytes);
+      }
+    }
+    for (const auto& sc : scratch) class_bytes[sc.step][-1 - sc.step] = sc.bytes;
+    for (const auto& m : class_bytes) {
+      int64_t sum = 0;
+      for (const auto& [c, b] : m) sum += b;
+      lower_bound = std::max(lower_bound, sum);
+    }
+  }
+  for (auto& l : p.levels) {
+    if (l.name == arena.name) l.lower_bound_bytes = lower_bound;
+    if (l.name == wlevel.name && wlevel.name != arena.name) l.lower_bound_bytes = weight_bytes;
+  }
+  plan::Metrics& m = p.metrics;
+  for (const auto& l : p.levels) m.peak_bytes[l.name] = l.used_bytes;
+  m.arena_bytes = 0;
+  for (const auto& l : p.levels)
+    if (l.name == arena.name) m.arena_bytes = l.used_bytes;
+  m.lower_bound_bytes = lower_bound;
+  m.overhead_pct = lower_bound > 0
+                       ? 100.0 * static_cast<double>(m.arena_bytes - lower_bound) / static_cast<double>(lower_bound)
+                       : 0.0;
+  bool fits = true;
+  for (const auto& l : p.levels)
+    if (l.used_bytes > l.capacity) fits = false;
+  m.fits = fits;
+  // Traffic and energy: each op reads its inputs and writes its outputs once; weights come from the
+  // weight level (compulsory off-chip reads when that level is off chip).
+  for (const ir::OpId id : sched) {
+    const ir::Op& op = g.op(id);
+    for (ir::TensorId in : op.inputs) {
+      const ir::Tensor& ten = g.tensor(in);
+      if (ten.kind == ir::TensorKind::kConstant) {
+        m.energy_pj += static_cast<double>(ten.Bytes()) * wlevel.read_pj_per_byte;
+        if (target::IsOffChip(wlevel.kind)) m.offchip_read_bytes += ten.Bytes();
+      } else {
+        m.energy_pj += static_cast<double>(ten.Bytes()) * arena.read_pj_per_byte;
+      }
+    }
+    if (ir::IsViewOp(op.type)) continue;
+    for (ir::TensorId out : op.outputs)
+      m.energy_pj += static_cast<double>(g.tensor(out).Bytes()) * arena.write_pj_per_byte;
+  }
+  if (strategy == "inplace") {
+    // What in-place saved: the same placement without sharing.
+    std::vector<BufferRequest> plain;
+    for (size_t i = 0; i < lv.buffers.size(); ++i)
+      plain.push_back({static_cast<int>(i), placed_bytes[i], 1, lv.buffers[i].first_step, lv.buffers[i].last_step, {}});
+    m.inplace_saved_bytes = placement::PlaceTflmGreedy(plain).arena_bytes - m.arena_bytes;
+    p.notes.push_back(std::to_string(inplace.size()) + " in-place ops (" + std::to_string(scratch.size()) +
+                      " depthwise with a one-channel scratch buffer)");
+  }
+  plan::VerifyResult vr = plan::VerifyPlan(p);
+  if (!vr.ok())
+    return InternalError("strategy '" + strategy + "' produced a plan that fails verification:\n" + vr.Summary());
+  return p;
+}
+
+}  // namespace sramplan::driver

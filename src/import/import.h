@@ -1,0 +1,31 @@
+// Model importers: ONNX (graph-only files welcome), the native JSON graph format, MCUNet configs.
+#pragma once
+
+#include <string>
+
+#include "ir/graph.h"
+
+namespace sramplan::import {
+
+struct ImportOptions {
+  int64_t batch = 1;               // binds the symbolic batch dimension (ONNX dim_param / dim 0)
+  bool allow_unknown_ops = false;  // unknown ONNX ops become "Opaque" instead of an error
+};
+
+// Picks the importer by the file's content (see docs/graph-format.md) and verifies the result.
+StatusOr<ir::Graph> ImportModel(const std::string& path, const ImportOptions& options);
+
+// ONNX protobuf bytes -> graph in NCHW with the model's dtypes. `name` is used in messages.
+StatusOr<ir::Graph> ImportOnnx(const std::string& bytes, const std::string& name,
+                               const ImportOptions& options);
+// Native JSON graph text (docs/graph-format.md).
+StatusOr<ir::Graph> ImportNativeJson(const std::string& text, const std::string& name,
+                                     const ImportOptions& options);
+// MCUNet / ProxylessNAS JSON config (first_conv, blocks, feature_mix_layer, classifier) -> int8 NHWC.
+StatusOr<ir::Graph> ImportMcunetConfig(const std::string& text, const std::string& name,
+                                       const ImportOptions& options);
+
+// The ONNX operator types the importer maps (for --help and error messages).
+const std::vector<std::string>& SupportedOnnxOps();
+
+}  // namespace sramplan::import

@@ -1,0 +1,245 @@
+#include "ir/shape_inference.h"
+
+#include <algorithm>
+
+#include "support/int_math.h"
+#include "support/strings.h"
+
+namespace sramplan::ir {
+namespace {
+
+using Shape = std::vector<int64_t>;
+using Shapes = std::vector<Shape>;
+
+Status Bad(const Op& op, const std::string& what) {
+  return InvalidArgument("op '" + op.name + "' (" + op.type + "): " + what);
+}
+
+std::string S(const Shape& s) { return "[" + JoinInts(s) + "]"; }
+
+int64_t Numel(const Shape& s) {
+  int64_t n = 1;
+  for (int64_t d : s) n *= d;
+  return n;
+}
+
+// Spatial output size of a window op along one axis, ONNX semantics.
+StatusOr<int64_t> WindowOut(const Op& op, int64_t in, int64_t k, int64_t stride, int64_t dil,
+                            int64_t pad_begin, int64_t pad_total, bool ceil_mode,
+                            const std::string& auto_pad) {
+  if (stride <= 0 || dil <= 0 || k <= 0) return Bad(op, "kernel, stride and dilation must be >= 1");
+  if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") return CeilDiv(in, stride);
+  int64_t eff = dil * (k - 1) + 1;
+  int64_t span = in + pad_total - eff;
+  if (span < 0)
+    return Bad(op, "window of " + std::to_string(eff) + " does not fit input extent " +
+                       std::to_string(in) + " plus padding " + std::to_string(pad_total));
+  int64_t out = ceil_mode ? CeilDiv(span, stride) + 1 : span / stride + 1;
+  // As PyTorch and ONNX Runtime: with ceil_mode the last window must start inside the input or the
+  // leading padding.
+  if (ceil_mode && (out - 1) * stride >= in + pad_begin) out -= 1;
+  return out;
+}
+
+StatusOr<Shapes> WindowOp(const Graph& g, const Op& op, bool is_conv) {
+  const Shape& x = g.tensor(op.inputs[0]).shape;
+  int rank = static_cast<int>(x.size());
+  if (rank < 3) return Bad(op, "input " + S(x) + " needs at least 3 dimensions (N, C, spatial...)");
+  int nsp = rank - 2;
+  bool nhwc = g.layout == Layout::kNHWC;
+  int caxis = nhwc ? rank - 1 : 1;
+  auto sp = [&](int i) { return nhwc ? 1 + i : 2 + i; };
+  Shape kernel;
+  int64_t out_c = x[caxis];
+  if (is_conv) {
+    if (op.inputs.size() < 2) return Bad(op, "needs a weight input");
+    const Shape& w = g.tensor(op.inputs[1]).shape;
+    if (static_cast<int>(w.size()) != rank)
+      return Bad(op, "weight " + S(w) + " must have the rank of the input " + S(x));
+    int64_t group = op.attrs.GetInt("group", 1);
+    if (group <= 0) return Bad(op, "group must be >= 1");
+    out_c = w[0];
+    int64_t w_cin = nhwc ? w[rank - 1] : w[1];
+    if (x[caxis] % group != 0 || out_c % group != 0 || w_cin * group != x[caxis])
+      return Bad(op, "input channels " + std::to_string(x[caxis]) + ", weight " + S(w) +
+                         " and group " + std::to_string(group) + " are inconsistent");
+    for (int i = 0; i < nsp; ++i) kernel.push_back(nhwc ? w[1 + i] : w[2 + i]);
+    Shape ks = op.attrs.GetInts("kernel_shape");
+    if (!ks.empty() && ks != kernel)
+      return Bad(op, "kernel_shape " + S(ks) + " disagrees with weight " + S(w));
+    if (op.inputs.size() >= 3) {
+      const Shape& b = g.tensor(op.inputs[2]).shape;
+      if (Numel(b) != out_c) return Bad(op, "bias " + S(b) + " must have " + std::to_string(out_c) + " elements");
+    }
+  } else {
+    kernel = op.attrs.GetInts("kernel_shape");
+    if (static_cast<int>(kernel.size()) != nsp)
+      return Bad(op, "kernel_shape must have " + std::to_string(nsp) + " entries");
+  }
+  Shape strides = op.attrs.GetInts("strides", Shape(nsp, 1));
+  Shape dil = op.attrs.GetInts("dilations", Shape(nsp, 1));
+  Shape pads = op.attrs.GetInts("pads", Shape(2 * nsp, 0));
+  if (static_cast<int>(strides.size()) != nsp || static_cast<int>(dil.size()) != nsp ||
+      static_cast<int>(pads.size()) != 2 * nsp)
+    return Bad(op, "strides/dilations/pads have the wrong number of entries for " +
+                       std::to_string(nsp) + " spatial dims");
+  for (int64_t p : pads)
+    if (p < 0) return Bad(op, "negative padding is not supported");
+  bool ceil_mode = op.attrs.GetInt("ceil_mode", 0) != 0;
+  std::string auto_pad = op.attrs.GetString("auto_pad", "NOTSET");
+  Shape out = x;
+  out[caxis] = out_c;
+  for (int i = 0; i < nsp; ++i) {
+    SP_ASSIGN_OR_RETURN(int64_t o, WindowOut(op, x[sp(i)], kernel[i], strides[i], dil[i], pads[i],
+                                             pads[i] + pads[i + nsp], ceil_mode, auto_pad));
+    out[sp(i)] = o;
+  }
+  return Shapes{out};
+}
+
+}  // namespace
+
+std::optional<Shape> BroadcastShapes(const Shape& a, const Shape& b) {
+  size_t r = std::max(a.size(), b.size());
+  Shape out(r);
+  for (size_t i = 0; i < r; ++i) {
+    int64_t da = i < r - a.size() ? 1 : a[i - (r - a.size())];
+    int64_t db = i < r - b.size() ? 1 : b[i - (r - b.size())];
+    if (da != db && da != 1 && db != 1) return std::nullopt;
+    out[i] = da == 1 ? db : da;
+  }
+  return out;
+}
+
+StatusOr<Shapes> InferOutputShapes(const Graph& g, const Op& op) {
+  const std::string& t = op.type;
+  auto in = [&](size_t i) -> const Shape& { return g.tensor(op.inputs[i]).shape; };
+  auto need = [&](size_t n) -> Status {
+    if (op.inputs.size() < n)
+      return Bad(op, "needs " + std::to_string(n) + " inputs, has " + std::to_string(op.inputs.size()));
+    return Status::Ok();
+  };
+  if (t == "Conv") {
+    SP_RETURN_IF_ERROR(need(2));
+    return WindowOp(g, op, true);
+  }
+  if (t == "MaxPool" || t == "AveragePool") {
+    SP_RETURN_IF_ERROR(need(1));
+    return WindowOp(g, op, false);
+  }
+  if (t == "GlobalAveragePool" || t == "GlobalMaxPool") {
+    SP_RETURN_IF_ERROR(need(1));
+    Shape out = in(0);
+    if (out.size() < 3) return Bad(op, "input " + S(out) + " needs at least 3 dimensions");
+    int ca = ChannelAxis(g, static_cast<int>(out.size()));
+    for (size_t i = 1; i < out.size(); ++i)
+      if (static_cast<int>(i) != ca) out[i] = 1;
+    return Shapes{out};
+  }
+  if (IsUnaryElementwise(t) || t == "Softmax" || t == "LogSoftmax" ||
+      t == "LayerNormalization" || t == "Identity" || t == "Dropout") {
+    SP_RETURN_IF_ERROR(need(1));
+    return Shapes{in(0)};
+  }
+  if (IsBinaryElementwise(t)) {
+    SP_RETURN_IF_ERROR(need(2));
+    auto b = BroadcastShapes(in(0), in(1));
+    if (!b) return Bad(op, "shapes " + S(in(0)) + " and " + S(in(1)) + " do not broadcast");
+    return Shapes{*b};
+  }
+  if (t == "Concat") {
+    SP_RETURN_IF_ERROR(need(1));
+    Shape out = in(0);
+    int64_t axis = op.attrs.GetInt("axis", 1);
+    int64_t r = static_cast<int64_t>(out.size());
+    if (axis < 0) axis += r;
+    if (axis < 0 || axis >= r) return Bad(op, "axis out of range for rank " + std::to_string(r));
+    for (size_t i = 1; i < op.inputs.size(); ++i) {
+      const Shape& s = in(i);
+      if (s.size() != out.size()) return Bad(op, "inputs have different ranks");
+      for (int64_t d = 0; d < r; ++d)
+        if (d != axis && s[d] != out[d])
+          return Bad(op, "input " + S(s) + " does not match " + S(in(0)) + " off the concat axis");
+      out[axis] += s[axis];
+    }
+    return Shapes{out};
+  }
+  if (t == "Gemm") {
+    SP_RETURN_IF_ERROR(need(2));
+    Shape a = in(0), b = in(1);
+    if (a.size() != 2 || b.size() != 2) return Bad(op, "Gemm needs 2-D inputs, got " + S(a) + " and " + S(b));
+    if (op.attrs.GetInt("transA", 0)) std::swap(a[0], a[1]);
+    if (op.attrs.GetInt("transB", 0)) std::swap(b[0], b[1]);
+    if (a[1] != b[0]) return Bad(op, "inner dimensions differ: " + S(a) + " x " + S(b));
+    return Shapes{{a[0], b[1]}};
+  }
+  if (t == "MatMul") {
+    SP_RETURN_IF_ERROR(need(2));
+    Shape a = in(0), b = in(1);
+    if (a.empty() || b.empty()) return Bad(op, "scalar operands are not allowed");
+    bool a1 = a.size() == 1, b1 = b.size() == 1;
+    if (a1) a.insert(a.begin(), 1);
+    if (b1) b.push_back(1);
+    if (a.back() != b[b.size() - 2]) return Bad(op, "inner dimensions differ: " + S(in(0)) + " x " + S(in(1)));
+    Shape ba(a.begin(), a.end() - 2), bb(b.begin(), b.end() - 2);
+    auto batch = BroadcastShapes(ba, bb);
+    if (!batch) return Bad(op, "batch dimensions do not broadcast");
+    Shape out = *batch;
+    if (!a1) out.push_back(a[a.size() - 2]);
+    if (!b1) out.push_back(b.back());
+    return Shapes{out};
+  }
+  if (t == "Transpose") {
+    SP_RETURN_IF_ERROR(need(1));
+    const Shape& x = in(0);
+    Shape perm = op.attrs.GetInts("perm");
+    if (perm.empty())
+      for (int64_t i = static_cast<int64_t>(x.size()) - 1; i >= 0; --i) perm.push_back(i);
+    if (perm.size() != x.size()) return Bad(op, "perm has the wrong length");
+    Shape out;
+    for (int64_t p : perm) {
+      if (p < 0 || p >= static_cast<int64_t>(x.size())) return Bad(op, "perm entry out of range");
+      out.push_back(x[p]);
+    }
+    return Shapes{out};
+  }
+  if (t == "Reshape" || t == "Flatten" || t == "Squeeze" || t == "Unsqueeze") {
+    SP_RETURN_IF_ERROR(need(1));
+    if (op.outputs.empty()) return Bad(op, "has no output");
+    const Shape& out = g.tensor(op.outputs[0]).shape;
+    if (Numel(out) != Numel(in(0)))
+      return Bad(op, "view changes the element count: " + S(in(0)) + " -> " + S(out));
+    return Shapes{out};
+  }
+  if (t == "Pad") {
+    SP_RETURN_IF_ERROR(need(1));
+    Shape pads = op.attrs.GetInts("pads");
+    Shape out = in(0);
+    if (pads.size() != 2 * out.size()) return Unsupported("Pad without static pads");
+    for (size_t i = 0; i < out.size(); ++i) out[i] += pads[i] + pads[i + out.size()];
+    return Shapes{out};
+  }
+  if (t == "ReduceMean") {
+    SP_RETURN_IF_ERROR(need(1));
+    if (!op.attrs.Has("axes")) return Unsupported("ReduceMean without static axes");
+    Shape axes = op.attrs.GetInts("axes");
+    bool keep = op.attrs.GetInt("keepdims", 1) != 0;
+    Shape x = in(0);
+    int64_t r = static_cast<int64_t>(x.size());
+    std::vector<bool> red(x.size(), false);
+    for (int64_t a : axes) {
+      if (a < 0) a += r;
+      if (a < 0 || a >= r) return Bad(op, "axis out of range");
+      red[a] = true;
+    }
+    Shape out;
+    for (int64_t i = 0; i < r; ++i) {
+      if (!red[i]) out.push_back(x[i]);
+      else if (keep) out.push_back(1);
+    }
+    return Shapes{out};
+  }
+  return Unsupported("no shape rule for " + t);
+}
+
+}  // namespace sramplan::ir

@@ -1,0 +1,106 @@
+// plan::Plan: where every tensor lives at every step. A value; produced by strategies, checked by
+// PlanVerifier, written as JSON (docs/plan-format.md).
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "support/status.h"
+
+namespace sramplan::plan {
+
+inline constexpr int kSchemaVersion = 1;
+
+struct Level {
+  std::string name;
+  std::string kind;  // register_file, sram, scratchpad, flash, dram
+  int64_t capacity = 0;
+  int64_t used_bytes = 0;         // highest byte used by any buffer in this level
+  int64_t lower_bound_bytes = 0;  // max over steps of bytes live in this level
+  bool holds_activations = false;
+};
+
+struct StepOp {
+  std::string name;
+  std::string type;  // ONNX type; "DepthwiseConv" for depthwise convolutions
+  std::vector<std::string> inputs;
+  std::vector<std::string> outputs;
+};
+
+struct Step {
+  int index = 0;
+  std::vector<StepOp> ops;  // one op, or a fused group (later strategies)
+};
+
+struct Tensor {
+  std::string name;
+  int64_t bytes = 0;
+  std::string kind;   // input, output, activation, constant, scratch
+  std::string dtype;
+  std::vector<int64_t> shape;
+  std::string producer;  // op name, empty for inputs and constants
+  std::vector<std::string> consumers;
+  std::string alias_of;  // for views: the tensor whose bytes this one shares
+};
+
+struct Overlap {
+  std::string tensor;  // the buffer this one may share bytes with
+  std::string reason;  // "inplace-elementwise", "inplace-depthwise", ...
+  int64_t shift = 0;   // this.offset - other.offset when overlapping
+};
+
+struct Buffer {
+  std::string tensor;
+  std::string level;
+  int64_t offset = 0;
+  int64_t bytes = 0;
+  int first_step = 0;  // inclusive
+  int last_step = 0;   // inclusive
+  std::vector<Overlap> overlaps;
+};
+
+struct Transfer {
+  int step = 0;
+  std::string kind;  // load, store, spill, reload
+  std::string tensor;
+  int64_t bytes = 0;
+  std::string from;
+  std::string to;
+};
+
+struct Metrics {
+  std::map<std::string, int64_t> peak_bytes;  // per level
+  int64_t arena_bytes = 0;                    // activation arena size
+  int64_t lower_bound_bytes = 0;              // activation arena lower bound
+  double overhead_pct = 0;                    // (arena - lower bound) / lower bound
+  int64_t offchip_read_bytes = 0;
+  int64_t offchip_write_bytes = 0;
+  int64_t noncompulsory_read_bytes = 0;
+  int64_t noncompulsory_write_bytes = 0;
+  int64_t inplace_saved_bytes = 0;  // what in-place sharing saved vs placing the same schedule without it
+  double energy_pj = 0;             // memory access energy estimate
+  bool fits = false;
+};
+
+struct Plan {
+  int schema_version = kSchemaVersion;
+  std::string model;
+  std::string target;
+  std::string strategy;
+  std::string dtype;
+  int64_t batch = 1;
+  std::string arena_level;
+  std::vector<Level> levels;
+  std::vector<Step> steps;
+  std::vector<Tensor> tensors;
+  std::vector<Buffer> buffers;
+  std::vector<Transfer> transfers;
+  Metrics metrics;
+  std::vector<std::string> notes;
+};
+
+std::string PlanToJson(const Plan& p);
+StatusOr<Plan> PlanFromJson(const std::string& text);
+
+}  // namespace sramplan::plan

@@ -1,0 +1,220 @@
+#include "plan/verifier.h"
+
+#include <algorithm>
+#include <map>
+#include <set>
+#include <unordered_map>
+
+namespace sramplan::plan {
+namespace {
+
+const std::set<std::string>& ElementwiseTypes() {
+  static const std::set<std::string> k = {"Relu", "Clip", "Sigmoid", "HardSigmoid", "HardSwish",
+                                          "Tanh", "Erf", "Sqrt", "Neg", "Exp", "Log", "Abs",
+                                          "LeakyRelu", "Elu", "Gelu", "Reciprocal", "Cast",
+                                          "BatchNormalization", "Add", "Sub", "Mul", "Div", "Pow",
+                                          "Max", "Min"};
+  return k;
+}
+
+}  // namespace
+
+std::string VerifyResult::Summary(size_t max_lines) const {
+  std::string s;
+  size_t n = 0;
+  for (const auto* list : {&errors, &capacity})
+    for (const auto& e : *list) {
+      if (n++ == max_lines) {
+        s += "  ... (" + std::to_string(errors.size() + capacity.size() - max_lines) + " more)\n";
+        return s;
+      }
+      s += "  " + e + "\n";
+    }
+  return s;
+}
+
+VerifyResult VerifyPlan(const Plan& p) {
+  VerifyResult r;
+  auto err = [&](std::string m) {
+    if (r.errors.size() < 1000) r.errors.push_back(std::move(m));
+  };
+  const int n = static_cast<int>(p.steps.size());
+  // Tensors.
+  std::unordered_map<std::string, const Tensor*> tensors;
+  for (const auto& t : p.tensors) {
+    if (!tensors.emplace(t.name, &t).second) err("tensor '" + t.name + "' is listed twice");
+    if (t.bytes < 0) err("tensor '" + t.name + "' has negative bytes");
+  }
+  auto root_of = [&](const std::string& name) {
+    std::string cur = name;
+    for (int guard = 0; guard < 64; ++guard) {
+      auto it = tensors.find(cur);
+      if (it == tensors.end() || it->second->alias_of.empty()) return cur;
+      cur = it->second->alias_of;
+    }
+    return cur;
+  };
+  // Steps: numbering, producers.
+  std::unordered_map<std::string, int> produced_at;
+  std::unordered_map<std::string, const StepOp*> op_of_step_output;
+  std::set<std::string> op_names;
+  for (int s = 0; s < n; ++s) {
+    const Step& st = p.steps[s];
+    if (st.index != s) err("step " + std::to_string(s) + " has index " + std::to_string(st.index));
+    if (st.ops.empty()) err("step " + std::to_string(s) + " runs no op");
+    for (const auto& op : st.ops) {
+      if (!op_names.insert(op.name).second) err("op '" + op.name + "' appears in two steps");
+      for (const auto& out : op.outputs) {
+        if (!tensors.count(out)) err("step " + std::to_string(s) + " op '" + op.name + "' writes unknown tensor '" + out + "'");
+        if (produced_at.count(out)) err("tensor '" + out + "' is produced twice");
+        produced_at[out] = s;
+      }
+    }
+  }
+  // Dependencies.
+  for (int s = 0; s < n; ++s)
+    for (const auto& op : p.steps[s].ops)
+      for (const auto& in : op.inputs) {
+        auto it = tensors.find(in);
+        if (it == tensors.end()) {
+          err("step " + std::to_string(s) + " op '" + op.name + "' reads unknown tensor '" + in + "'");
+          continue;
+        }
+        const std::string& kind = it->second->kind;
+        if (kind == "input" || kind == "constant") continue;
+        auto pr = produced_at.find(in);
+        if (pr == produced_at.end())
+          err("op '" + op.name + "' reads '" + in + "', which no step produces");
+        else if (pr->second >= s)
+          err("dependency violated: step " + std::to_string(s) + " op '" + op.name + "' reads '" + in +
+              "', produced at step " + std::to_string(pr->second));
+      }
+  for (const auto& t : p.tensors)
+    if ((t.kind == "activation" || t.kind == "output") && !produced_at.count(t.name))
+      err("tensor '" + t.name + "' (" + t.kind + ") is never produced");
+  // Levels and buffers.
+  std::unordered_map<std::string, const Level*> levels;
+  for (const auto& l : p.levels) levels[l.name] = &l;
+  std::unordered_map<std::string, std::vector<const Buffer*>> buffers_of;
+  std::map<std::string, int64_t> used;
+  for (const auto& b : p.buffers) {
+    std::string what = "buffer of '" + b.tensor + "'";
+    auto t = tensors.find(b.tensor);
+    if (t == tensors.end()) {
+      err(what + " names an unknown tensor");
+      continue;
+    }
+    auto l = levels.find(b.level);
+    if (l == levels.end()) {
+      err(what + " is in unknown level '" + b.level + "'");
+      continue;
+    }
+    if (b.offset < 0) err(what + " has negative offset " + std::to_string(b.offset));
+    if (b.bytes < t->second->bytes)
+      err(what + " has " + std::to_string(b.bytes) + " bytes but the tensor needs " + std::to_string(t->second->bytes));
+    if (b.first_step < 0 || b.last_step >= std::max(n, 1) || b.first_step > b.last_step)
+      err(what + " has an invalid live range [" + std::to_string(b.first_step) + ", " + std::to_string(b.last_step) + "]");
+    if (!t->second->alias_of.empty()) err(what + ": '" + b.tensor + "' is a view and must not own a buffer");
+    if (b.offset > l->second->capacity || b.bytes > l->second->capacity - std::max<int64_t>(b.offset, 0))
+      r.capacity.push_back(what + " ends at byte " + std::to_string(b.offset + b.bytes) + " of level '" + b.level +
+                           "', which has " + std::to_string(l->second->capacity) + " bytes");
+    used[b.level] = std::max(used[b.level], b.offset + b.bytes);
+    buffers_of[b.tensor].push_back(&b);
+  }
+  // Residency: every input and output of a step is covered by a buffer of its storage tensor.
+  for (int s = 0; s < n; ++s)
+    for (const auto& op : p.steps[s].ops) {
+      for (int io = 0; io < 2; ++io)
+        for (const auto& name : io == 0 ? op.inputs : op.outputs) {
+          if (!tensors.count(name)) continue;
+          std::string root = root_of(name);
+          bool ok = false;
+          for (const Buffer* b : buffers_of[root])
+            if (b->first_step <= s && s <= b->last_step) ok = true;
+          if (!ok)
+            err(std::string(io == 0 ? "input" : "output") + " '" + name + "'" +
+                (root != name ? " (view of '" + root + "')" : "") + " of step " + std::to_string(s) +
+                " op '" + op.name + "' is not resident: no buffer covers step " + std::to_string(s));
+        }
+    }
+  // Declared overlaps: legal only as the in-place rules allow.
+  std::set<std::pair<std::string, std::string>> allowed;
+  std::unordered_map<std::string, const Buffer*> first_buffer;
+  for (const auto& b : p.buffers) first_buffer.emplace(b.tensor, &b);
+  for (const auto& b : p.buffers)
+    for (const auto& o : b.overlaps) {
+      std::string what = "declared overlap of '" + b.tensor + "' with '" + o.tensor + "'";
+      auto ob = first_buffer.find(o.tensor);
+      if (ob == first_buffer.end()) {
+        err(what + ": no buffer for '" + o.tensor + "'");
+        continue;
+      }
+      const Buffer& a = *ob->second;
+      if (o.reason != "inplace-elementwise" && o.reason != "inplace-depthwise") {
+        err(what + ": unknown reason '" + o.reason + "'");
+        continue;
+      }
+      int s = b.first_step;
+      if (a.last_step != s || a.level != b.level) {
+        err(what + ": in-place needs '" + o.tensor + "' to die at step " + std::to_string(s) + " where '" +
+            b.tensor + "' is born (it dies at " + std::to_string(a.last_step) + ")");
+        continue;
+      }
+      if (o.shift != 0 || b.offset != a.offset || b.bytes > a.bytes) {
+        err(what + ": in-place output must sit at the input's offset and be no larger");
+        continue;
+      }
+      bool legal = false;
+      if (s >= 0 && s < n)
+        for (const auto& op : p.steps[s].ops) {
+          bool writes = std::find(op.outputs.begin(), op.outputs.end(), b.tensor) != op.outputs.end();
+          bool reads = false;
+          for (const auto& in : op.inputs)
+            if (root_of(in) == o.tensor) reads = true;
+          bool kind_ok = o.reason == "inplace-depthwise" ? op.type == "DepthwiseConv"
+                                                         : ElementwiseTypes().count(op.type) > 0;
+          if (writes && reads && kind_ok) legal = true;
+        }
+      if (!legal) {
+        err(what + ": step " + std::to_string(s) + " has no " +
+            (o.reason == "inplace-depthwise" ? "depthwise convolution" : "element-wise op") + " that reads '" +
+            o.tensor + "' and writes '" + b.tensor + "'");
+        continue;
+      }
+      allowed.insert({b.tensor, o.tensor});
+      allowed.insert({o.tensor, b.tensor});
+    }
+  // No two buffers of a level live at the same step share a byte. Sweep by first_step.
+  std::map<std::string, std::vector<const Buffer*>> by_level;
+  for (const auto& b : p.buffers) by_level[b.level].push_back(&b);
+  for (auto& [level, list] : by_level) {
+    std::sort(list.begin(), list.end(), [](const Buffer* a, const Buffer* b) {
+      return a->first_step != b->first_step ? a->first_step < b->first_step : a->offset < b->offset;
+    });
+    for (size_t i = 0; i < list.size(); ++i)
+      for (size_t j = i + 1; j < list.size() && list[j]->first_step <= list[i]->last_step; ++j) {
+        const Buffer& a = *list[i];
+        const Buffer& b = *list[j];
+        if (a.bytes == 0 || b.bytes == 0) continue;
+        bool space = a.offset < b.offset + b.bytes && b.offset < a.offset + a.bytes;
+        if (!space || allowed.count({a.tensor, b.tensor})) continue;
+        err("buffers of '" + a.tensor + "' [" + std::to_string(a.offset) + ", " + std::to_string(a.offset + a.bytes) +
+            ") and '" + b.tensor + "' [" + std::to_string(b.offset) + ", " + std::to_string(b.offset + b.bytes) +
+            ") in level '" + level + "' overlap while both are live at step " +
+            std::to_string(std::max(a.first_step, b.first_step)));
+      }
+  }
+  // Reported sizes.
+  for (const auto& l : p.levels) {
+    if (l.used_bytes != used[l.name])
+      err("level '" + l.name + "' reports used_bytes " + std::to_string(l.used_bytes) + " but its buffers reach " +
+          std::to_string(used[l.name]));
+    if (l.capacity <= 0) err("level '" + l.name + "' has no capacity");
+  }
+  if (p.metrics.fits != r.capacity.empty())
+    err(std::string("metrics.fits says ") + (p.metrics.fits ? "true" : "false") + " but the buffers " +
+        (r.capacity.empty() ? "fit" : "overflow a level"));
+  return r;
+}
+
+}  // namespace sramplan::plan

@@ -1,0 +1,233 @@
+#include "report/report.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+#include <unordered_map>
+
+#include "analysis/op_cost.h"
+#include "support/strings.h"
+
+namespace sramplan::report {
+namespace {
+
+std::string Shape(const std::vector<int64_t>& s) { return "[" + JoinInts(s, "x") + "]"; }
+
+std::string Truncate(const std::string& s, size_t n) {
+  return s.size() <= n ? s : s.substr(0, n - 1) + "~";
+}
+
+const plan::Level* ArenaLevel(const plan::Plan& p) {
+  for (const auto& l : p.levels)
+    if (l.name == p.arena_level) return &l;
+  return nullptr;
+}
+
+// Bytes occupied in `level` at each step: the union of the live buffers' address ranges, so bytes
+// shared by a declared overlap count once.
+std::vector<int64_t> LivePerStep(const plan::Plan& p, const std::string& level) {
+  std::vector<std::vector<std::pair<int64_t, int64_t>>> at(std::max<size_t>(p.steps.size(), 1));
+  for (const auto& b : p.buffers)
+    if (b.level == level && b.bytes > 0)
+      for (int s = std::max(b.first_step, 0); s <= b.last_step && s < static_cast<int>(at.size()); ++s)
+        at[s].push_back({b.offset, b.offset + b.bytes});
+  std::vector<int64_t> live(at.size(), 0);
+  for (size_t s = 0; s < at.size(); ++s) {
+    std::sort(at[s].begin(), at[s].end());
+    int64_t end = -1;
+    for (const auto& [lo, hi] : at[s]) {
+      if (hi <= end) continue;
+      live[s] += hi - std::max(lo, end);
+      end = hi;
+    }
+  }
+  return live;
+}
+
+std::string Csv(const std::string& s) {
+  if (s.find_first_of(",\"\n") == std::string::npos) return s;
+  std::string o = "\"";
+  for (char c : s) o += (c == '"') ? std::string("\"\"") : std::string(1, c);
+  return o + "\"";
+}
+
+}  // namespace
+
+std::string InspectTable(const ir::Graph& g) {
+  std::string s = fmt::format("model {}: {} ops, {} tensors, layout {}\n", g.name, g.num_ops(), g.num_tensors(),
+                              g.layout == ir::Layout::kNHWC ? "NHWC" : "NCHW");
+  s += fmt::format("{:>5}  {:<36} {:<20} {:<22} {:>12} {:>14} {:>12}\n", "#", "op", "type", "output shape",
+                   "out bytes", "MACs", "weights B");
+  int64_t total_macs = 0, total_w = 0;
+  for (const ir::Op& op : g.ops()) {
+    analysis::OpCost c = analysis::ComputeOpCost(g, op);
+    total_macs += c.macs;
+    total_w += c.weight_bytes;
+    std::string type = op.type == "Opaque" ? "Opaque:" + op.original_type : op.type;
+    if (ir::IsDepthwiseConv(g, op)) type = "Conv(depthwise)";
+    std::string shape = op.outputs.empty() ? "-" : Shape(g.tensor(op.outputs[0]).shape);
+    s += fmt::format("{:>5}  {:<36} {:<20} {:<22} {:>12} {:>14} {:>12}\n", op.id.value(), Truncate(op.name, 36),
+                     Truncate(type, 20), Truncate(shape, 22), c.output_bytes, c.macs, c.weight_bytes);
+  }
+  int64_t in_b = 0, out_b = 0;
+  for (auto t : g.Inputs()) in_b += g.tensor(t).Bytes();
+  for (auto t : g.Outputs()) out_b += g.tensor(t).Bytes();
+  s += fmt::format("total: {} MACs, {} weight bytes ({}), input {} B, output {} B\n", total_macs, total_w,
+                   HumanBytes(total_w), in_b, out_b);
+  return s;
+}
+
+std::string PlanSummary(const plan::Plan& p) {
+  std::string s;
+  s += fmt::format("{} on {} | strategy {} | {} | batch {} | {} steps\n", p.model, p.target, p.strategy, p.dtype,
+                   p.batch, p.steps.size());
+  s += fmt::format("verdict: {}\n", p.metrics.fits ? "FITS" : "DOES NOT FIT");
+  s += fmt::format("  {:<10} {:<13} {:>14} {:>14} {:>14} {:>9} {:>8}\n", "level", "kind", "used", "lower bound",
+                   "capacity", "overhead", "use %");
+  for (const auto& l : p.levels) {
+    if (l.used_bytes == 0 && l.lower_bound_bytes == 0) continue;
+    std::string over = l.lower_bound_bytes > 0
+                           ? fmt::format("{:.1f}%", 100.0 * static_cast<double>(l.used_bytes - l.lower_bound_bytes) /
+                                                        static_cast<double>(l.lower_bound_bytes))
+                           : "-";
+    s += fmt::format("  {:<10} {:<13} {:>14} {:>14} {:>14} {:>9} {:>7.1f}%{}\n", l.name, l.kind, l.used_bytes,
+                     l.lower_bound_bytes, l.capacity, over,
+                     100.0 * static_cast<double>(l.used_bytes) / static_cast<double>(l.capacity),
+                     l.used_bytes > l.capacity ? "  OVER" : "");
+  }
+  s += fmt::format("  arena {} = {} (lower bound {}, overhead {:.1f}%)", p.metrics.arena_bytes,
+                   HumanBytes(p.metrics.arena_bytes), HumanBytes(p.metrics.lower_bound_bytes), p.metrics.overhead_pct);
+  if (p.metrics.inplace_saved_bytes) s += fmt::format("; in-place saved {}", HumanBytes(p.metrics.inplace_saved_bytes));
+  s += "\n";
+  s += fmt::format("  off-chip: read {} B, write {} B (non-compulsory {} B); memory energy {:.3f} uJ\n",
+                   p.metrics.offchip_read_bytes, p.metrics.offchip_write_bytes,
+                   p.metrics.noncompulsory_read_bytes + p.metrics.noncompulsory_write_bytes, p.metrics.energy_pj * 1e-6);
+  for (const auto& n : p.notes) s += "  note: " + n + "\n";
+  return s;
+}
+
+std::string DoesNotFitDetail(const plan::Plan& p) {
+  std::string s;
+  for (const auto& l : p.levels) {
+    if (l.used_bytes <= l.capacity) continue;
+    s += fmt::format("level '{}' ({}): required {} B ({}), available {} B ({}), excess {} B ({})\n", l.name, l.kind,
+                     l.used_bytes, HumanBytes(l.used_bytes), l.capacity, HumanBytes(l.capacity),
+                     l.used_bytes - l.capacity, HumanBytes(l.used_bytes - l.capacity));
+    std::vector<int64_t> live = LivePerStep(p, l.name);
+    int peak = static_cast<int>(std::max_element(live.begin(), live.end()) - live.begin());
+    std::string opname = peak < static_cast<int>(p.steps.size()) && !p.steps[peak].ops.empty() ? p.steps[peak].ops[0].name : "";
+    s += fmt::format("  peak at step {} ({}): {} B live", peak, opname, live[peak]);
+    if (live[peak] > l.capacity) s += " - more than the capacity even with perfect placement";
+    s += "\n  tensors live there:\n";
+    std::vector<const plan::Buffer*> at;
+    for (const auto& b : p.buffers)
+      if (b.level == l.name && b.first_step <= peak && peak <= b.last_step) at.push_back(&b);
+    std::sort(at.begin(), at.end(), [](auto* a, auto* b) { return a->bytes != b->bytes ? a->bytes > b->bytes : a->tensor < b->tensor; });
+    size_t shown = 0;
+    for (const auto* b : at) {
+      if (shown++ == 12) {
+        s += fmt::format("    ... {} more\n", at.size() - 12);
+        break;
+      }
+      s += fmt::format("    {:<40} {:>12} B  steps {}..{}\n", Truncate(b->tensor, 40), b->bytes, b->first_step, b->last_step);
+    }
+  }
+  return s;
+}
+
+std::string MemoryMap(const plan::Plan& p, int width) {
+  const plan::Level* arena = ArenaLevel(p);
+  if (!arena || arena->used_bytes == 0 || p.steps.empty()) return "(empty arena)\n";
+  const int64_t size = arena->used_bytes;
+  std::vector<const plan::Buffer*> bufs;
+  for (const auto& b : p.buffers)
+    if (b.level == arena->name) bufs.push_back(&b);
+  static const char kSyms[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
+  std::unordered_map<const plan::Buffer*, char> sym;
+  for (size_t i = 0; i < bufs.size(); ++i) sym[bufs[i]] = kSyms[i % (sizeof(kSyms) - 1)];
+  std::string s = fmt::format("memory map of '{}' ({} B, {} B per column; '.' free, '*' shared)\n", arena->name,
+                              size, (size + width - 1) / width);
+  s += fmt::format("{:>5} {:<24} |{}| {:>10}\n", "step", "op", std::string(width, '-'), "live B");
+  std::vector<int64_t> live = LivePerStep(p, arena->name);
+  for (size_t st = 0; st < p.steps.size(); ++st) {
+    std::string row(width, '.');
+    for (const auto* b : bufs) {
+      if (b->first_step > static_cast<int>(st) || b->last_step < static_cast<int>(st) || b->bytes == 0) continue;
+      int c0 = static_cast<int>(b->offset * width / size);
+      int c1 = static_cast<int>((b->offset + b->bytes - 1) * width / size);
+      for (int c = c0; c <= c1 && c < width; ++c) row[c] = row[c] == '.' ? sym[b] : '*';
+    }
+    s += fmt::format("{:>5} {:<24} |{}| {:>10}\n", st, Truncate(p.steps[st].ops[0].name, 24), row, live[st]);
+  }
+  return s;
+}
+
+std::string CompareTable(const std::vector<plan::Plan>& plans) {
+  if (plans.empty()) return "";
+  const plan::Plan& f = plans[0];
+  const plan::Level* arena = ArenaLevel(f);
+  std::string s = fmt::format("{} on {} ({}, arena level '{}' of {} B):\n", f.model, f.target, f.dtype,
+                              arena ? arena->name : "?", arena ? arena->capacity : 0);
+  s += fmt::format("  {:<10} {:>14} {:>14} {:>10} {:>14}  {}\n", "strategy", "arena B", "lower bound", "overhead",
+                   "in-place saved", "verdict");
+  for (const auto& p : plans) {
+    std::string verdict = p.metrics.fits ? "fits" : "DOES NOT FIT";
+    if (!p.metrics.fits) {
+      for (const auto& l : p.levels)
+        if (l.used_bytes > l.capacity) verdict += fmt::format(" ({} +{} B)", l.name, l.used_bytes - l.capacity);
+    }
+    s += fmt::format("  {:<10} {:>14} {:>14} {:>9.1f}% {:>14}  {}\n", p.strategy, p.metrics.arena_bytes,
+                     p.metrics.lower_bound_bytes, p.metrics.overhead_pct, p.metrics.inplace_saved_bytes, verdict);
+  }
+  return s;
+}
+
+std::string SummaryCsv(const std::vector<plan::Plan>& plans) {
+  std::string s =
+      "model,target,strategy,dtype,batch,steps,fits,arena_level,arena_bytes,lower_bound_bytes,arena_capacity,"
+      "overhead_pct,inplace_saved_bytes,weight_level,weight_bytes,weight_capacity,offchip_read_bytes,"
+      "offchip_write_bytes,noncompulsory_bytes,energy_pj\n";
+  for (const auto& p : plans) {
+    const plan::Level* arena = ArenaLevel(p);
+    const plan::Level* wl = nullptr;
+    for (const auto& l : p.levels)
+      if (l.name != p.arena_level && l.used_bytes > 0) wl = &l;
+    s += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{:.3f},{},{},{},{},{},{},{},{:.1f}\n", Csv(p.model), Csv(p.target),
+                     p.strategy, p.dtype, p.batch, p.steps.size(), p.metrics.fits ? 1 : 0, arena ? arena->name : "",
+                     p.metrics.arena_bytes, p.metrics.lower_bound_bytes, arena ? arena->capacity : 0,
+                     p.metrics.overhead_pct, p.metrics.inplace_saved_bytes, wl ? wl->name : "", wl ? wl->used_bytes : 0,
+                     wl ? wl->capacity : 0, p.metrics.offchip_read_bytes, p.metrics.offchip_write_bytes,
+                     p.metrics.noncompulsory_read_bytes + p.metrics.noncompulsory_write_bytes, p.metrics.energy_pj);
+  }
+  return s;
+}
+
+std::string PerLayerCsv(const ir::Graph& g, const std::vector<plan::Plan>& plans) {
+  std::string s = "strategy,step,op,type,output_shape,output_bytes,macs,weight_bytes,live_bytes,arena_high_water\n";
+  std::unordered_map<std::string, const ir::Op*> ops;
+  for (const auto& op : g.ops()) ops[op.name] = &op;
+  for (const auto& p : plans) {
+    std::vector<int64_t> live = LivePerStep(p, p.arena_level);
+    std::vector<int64_t> high(live.size(), 0);
+    for (const auto& b : p.buffers)
+      if (b.level == p.arena_level)
+        for (int st = b.first_step; st <= b.last_step && st < static_cast<int>(high.size()); ++st)
+          high[st] = std::max(high[st], b.offset + b.bytes);
+    for (const auto& st : p.steps)
+      for (const auto& so : st.ops) {
+        auto it = ops.find(so.name);
+        analysis::OpCost c;
+        std::string shape;
+        if (it != ops.end()) {
+          c = analysis::ComputeOpCost(g, *it->second);
+          if (!it->second->outputs.empty()) shape = JoinInts(g.tensor(it->second->outputs[0]).shape, "x");
+        }
+        s += fmt::format("{},{},{},{},{},{},{},{},{},{}\n", p.strategy, st.index, Csv(so.name), so.type, shape,
+                         c.output_bytes, c.macs, c.weight_bytes, live[st.index], high[st.index]);
+      }
+  }
+  return s;
+}
+
+}  // namespace sramplan::report

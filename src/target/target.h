@@ -1,0 +1,63 @@
+// Target: the memory hierarchy and compute array of a microcontroller or accelerator.
+#pragma once
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "support/status.h"
+
+namespace sramplan::target {
+
+enum class MemoryKind { kRegisterFile, kSram, kScratchpad, kFlash, kDram };
+const char* MemoryKindName(MemoryKind k);
+inline bool IsOffChip(MemoryKind k) { return k == MemoryKind::kFlash || k == MemoryKind::kDram; }
+
+struct MemoryLevel {
+  std::string name;
+  MemoryKind kind = MemoryKind::kSram;
+  int64_t capacity = 0;      // bytes (per instance)
+  int instances = 1;         // e.g. one register file per PE
+  double read_pj_per_byte = 0;
+  double write_pj_per_byte = 0;
+  double bandwidth_bytes_per_cycle = 0;
+  bool holds_activations = false;
+  bool holds_weights = false;
+  std::string energy_source;  // where the energy numbers come from
+};
+
+struct ComputeArray {
+  int pe_rows = 1;
+  int pe_cols = 1;
+  int macs_per_cycle = 1;
+  int word_bits = 8;
+  double clock_mhz = 0;
+  double mac_pj = 0;
+};
+
+struct Target {
+  std::string name;
+  std::string description;
+  int64_t alignment = 16;          // byte alignment of tensor buffers in the arena
+  std::vector<MemoryLevel> levels;  // fastest first
+  ComputeArray compute;
+  int arena_level = -1;   // where tensor-level plans put activations
+  int weight_level = -1;  // where weights live
+};
+
+// Resolves `spec`: a preset name (`sramplan targets`), a path to a target JSON file, or the shorthand
+// `sram:256KiB` (one SRAM arena for activations plus off-chip DRAM for weights).
+StatusOr<Target> LoadTarget(const std::string& spec);
+// Parses target JSON text (with `inherit` resolved against presets and `base_dir`).
+StatusOr<Target> ParseTarget(const std::string& text, const std::string& name,
+                             const std::string& base_dir);
+// The resolved target as JSON (what --print-target shows).
+std::string TargetToJson(const Target& t);
+
+// Energy per byte of one access of an SRAM of `capacity` bytes, from the blocking paper's Table 3
+// (pJ per 16-bit access, 64-bit word column, halved); DRAM: 320 pJ / 16 bit.
+double DefaultEnergyPjPerByte(MemoryKind kind, int64_t capacity, int word_bits);
+
+const std::vector<std::pair<std::string, std::string>>& BundledPresets();  // (name, json text)
+
+}  // namespace sramplan::target

@@ -1,0 +1,100 @@
+#include "placement/placement.h"
+
+#include <gtest/gtest.h>
+
+#include <random>
+
+namespace sramplan::placement {
+namespace {
+
+std::vector<BufferRequest> Requests(std::initializer_list<std::tuple<int64_t, int, int>> list) {
+  std::vector<BufferRequest> r;
+  for (auto [bytes, first, last] : list) r.push_back({static_cast<int>(r.size()), bytes, 1, first, last, {}});
+  return r;
+}
+
+// Independent check: no two time-overlapping requests share a byte; offsets aligned.
+void ExpectValid(const std::vector<BufferRequest>& r, const Placement& p) {
+  ASSERT_EQ(p.offsets.size(), r.size());
+  int64_t arena = 0;
+  for (size_t i = 0; i < r.size(); ++i) {
+    EXPECT_EQ(p.offsets[i] % r[i].alignment, 0) << i;
+    arena = std::max(arena, p.offsets[i] + r[i].bytes);
+    for (size_t j = i + 1; j < r.size(); ++j) {
+      if (!OverlapInTime(r[i], r[j])) continue;
+      bool space = p.offsets[i] < p.offsets[j] + r[j].bytes && p.offsets[j] < p.offsets[i] + r[i].bytes;
+      EXPECT_FALSE(space) << "requests " << i << " and " << j << " overlap";
+    }
+  }
+  EXPECT_EQ(arena, p.arena_bytes);
+}
+
+TEST(TflmGreedy, GoldenCaseFromTflm) {
+  // TFLM's GreedyMemoryPlanner on (bytes, first, last) = (10,0,1), (20,1,2), (30,2,3), (40,3,4),
+  // (50,0,1): largest first -> 50@0, 40@0 (no time overlap with 50), 30: overlaps 40 -> @40,
+  // 20 [1,2]: overlaps 50 [0,50) and 30 [40,70) -> @70, 10 [0,1]: overlaps 50 and 20@70 -> gap
+  // [50,70) fits -> @50. Arena 90.
+  auto r = Requests({{10, 0, 1}, {20, 1, 2}, {30, 2, 3}, {40, 3, 4}, {50, 0, 1}});
+  Placement p = PlaceTflmGreedy(r);
+  EXPECT_EQ(p.offsets, (std::vector<int64_t>{50, 70, 40, 0, 0}));
+  EXPECT_EQ(p.arena_bytes, 90);
+  ExpectValid(r, p);
+}
+
+TEST(TflmGreedy, EqualSizesLaterAddedFirst) {
+  // Two equal buffers alive together: the later-added one is placed first at offset 0.
+  auto r = Requests({{16, 0, 1}, {16, 0, 1}});
+  Placement p = PlaceTflmGreedy(r);
+  EXPECT_EQ(p.offsets, (std::vector<int64_t>{16, 0}));
+}
+
+TEST(Naive, EveryBufferItsOwnRegion) {
+  auto r = Requests({{10, 0, 0}, {7, 1, 1}, {5, 2, 2}});
+  for (auto& x : r) x.alignment = 8;
+  Placement p = PlaceNaive(r);
+  EXPECT_EQ(p.offsets, (std::vector<int64_t>{0, 16, 24}));
+  EXPECT_EQ(p.arena_bytes, 29);
+}
+
+TEST(Linear, BestFitIntoFreedGap) {
+  // A [0,1] 100 B at 0, B [0,3] 20 B at 100, C [2,3] 60 B: A is dead by step 2, so C reuses [0,100);
+  // D [2,3] 30 B: the gap [60,100) (40 B) is the best fit.
+  auto r = Requests({{100, 0, 1}, {20, 0, 3}, {60, 2, 3}, {30, 2, 3}});
+  Placement p = PlaceLinear(r);
+  EXPECT_EQ(p.offsets, (std::vector<int64_t>{0, 100, 0, 60}));
+  EXPECT_EQ(p.arena_bytes, 120);
+  ExpectValid(r, p);
+}
+
+TEST(Placement, RandomRequestsAlwaysValid) {
+  std::mt19937 rng(7);
+  for (int trial = 0; trial < 200; ++trial) {
+    std::vector<BufferRequest> r;
+    int n = 1 + static_cast<int>(rng() % 60);
+    for (int i = 0; i < n; ++i) {
+      int a = static_cast<int>(rng() % 40), b = a + static_cast<int>(rng() % 10);
+      r.push_back({i, 1 + static_cast<int64_t>(rng() % 5000), int64_t{1} << (rng() % 5), a, b, {}});
+    }
+    for (const auto& name : PlacementNames()) {
+      auto p = PlaceByName(name, r);
+      ASSERT_TRUE(p.ok());
+      ExpectValid(r, *p);
+      // Never below the lower bound (max live bytes).
+      int64_t lb = 0;
+      for (int s = 0; s < 50; ++s) {
+        int64_t live = 0;
+        for (const auto& x : r)
+          if (x.first_step <= s && s <= x.last_step) live += x.bytes;
+        lb = std::max(lb, live);
+      }
+      EXPECT_GE(p->arena_bytes, lb) << name;
+    }
+  }
+}
+
+TEST(Placement, UnknownNameIsAnError) {
+  EXPECT_FALSE(PlaceByName("magic", {}).ok());
+}
+
+}  // namespace
+}  // namespace sramplan::placement

@@ -1,0 +1,127 @@
+// Mutation tests: the verifier must reject plans broken in each way it claims to check.
+#include "plan/verifier.h"
+
+#include <gtest/gtest.h>
+
+#include "driver/strategy.h"
+#include "import/import.h"
+#include "plan/plan.h"
+#include "test_graphs.h"
+
+namespace sramplan::plan {
+namespace {
+
+Plan MakePlan(const char* graph, const std::string& strategy) {
+  auto g = import::ImportNativeJson(graph, "test", {});
+  EXPECT_TRUE(g.ok());
+  auto t = target::LoadTarget("stm32f411re");
+  auto p = driver::RunStrategy(*g, *t, strategy, {});
+  EXPECT_TRUE(p.ok()) << p.status().message();
+  return std::move(p).value();
+}
+
+Buffer& BufferOf(Plan& p, const std::string& tensor) {
+  for (auto& b : p.buffers)
+    if (b.tensor == tensor) return b;
+  ADD_FAILURE() << "no buffer " << tensor;
+  return p.buffers[0];
+}
+
+bool HasError(const VerifyResult& r, const std::string& needle) {
+  for (const auto& e : r.errors)
+    if (e.find(needle) != std::string::npos) return true;
+  return false;
+}
+
+TEST(Verifier, AcceptsEveryStrategysPlan) {
+  for (const char* graph : {testing::kChainGraph, testing::kBottleneckGraph})
+    for (const auto& s : driver::Strategies()) {
+      VerifyResult r = VerifyPlan(MakePlan(graph, s.name));
+      EXPECT_TRUE(r.fits()) << s.name << "\n" << r.Summary();
+    }
+}
+
+TEST(Verifier, RejectsOffsetMovedOntoLiveNeighbour) {
+  Plan p = MakePlan(testing::kChainGraph, "tflm");
+  // a and b are both live at step 1 (relu); put a where b is.
+  BufferOf(p, "a").offset = BufferOf(p, "b").offset;
+  VerifyResult r = VerifyPlan(p);
+  EXPECT_FALSE(r.ok());
+  EXPECT_TRUE(HasError(r, "overlap while both are live at step 1")) << r.Summary();
+}
+
+TEST(Verifier, RejectsStepReorderedBeforeItsProducer) {
+  Plan p = MakePlan(testing::kChainGraph, "tflm");
+  std::swap(p.steps[0].ops, p.steps[1].ops);  // relu now runs before conv1 produces a
+  VerifyResult r = VerifyPlan(p);
+  EXPECT_FALSE(r.ok());
+  EXPECT_TRUE(HasError(r, "dependency violated")) << r.Summary();
+}
+
+TEST(Verifier, ReportsCapacityExceeded) {
+  Plan p = MakePlan(testing::kChainGraph, "tflm");
+  for (auto& l : p.levels)
+    if (l.name == "sram") l.capacity = 1000;  // arena is 1024
+  VerifyResult r = VerifyPlan(p);
+  EXPECT_FALSE(r.capacity.empty());
+  EXPECT_TRUE(HasError(r, "metrics.fits says true")) << r.Summary();  // the plan claimed to fit
+  p.metrics.fits = false;
+  r = VerifyPlan(p);
+  EXPECT_TRUE(r.ok());
+  EXPECT_FALSE(r.fits());
+}
+
+TEST(Verifier, RejectsNonResidentInput) {
+  Plan p = MakePlan(testing::kChainGraph, "tflm");
+  BufferOf(p, "b").last_step = 1;  // conv2 reads b at step 2
+  VerifyResult r = VerifyPlan(p);
+  EXPECT_TRUE(HasError(r, "input 'b' of step 2 op 'conv2' is not resident")) << r.Summary();
+}
+
+TEST(Verifier, RejectsUndeclaredInplace) {
+  Plan p = MakePlan(testing::kChainGraph, "inplace");
+  BufferOf(p, "b").overlaps.clear();
+  EXPECT_FALSE(VerifyPlan(p).ok());
+}
+
+TEST(Verifier, RejectsInplaceOnAnOpThatCannotDoIt) {
+  Plan p = MakePlan(testing::kChainGraph, "inplace");
+  p.steps[1].ops[0].type = "Softmax";  // not element-wise: reads all inputs before writing
+  VerifyResult r = VerifyPlan(p);
+  EXPECT_TRUE(HasError(r, "no element-wise op")) << r.Summary();
+}
+
+TEST(Verifier, RejectsInplaceWhenInputStillLive) {
+  Plan p = MakePlan(testing::kChainGraph, "inplace");
+  BufferOf(p, "a").last_step = 2;
+  VerifyResult r = VerifyPlan(p);
+  EXPECT_TRUE(HasError(r, "in-place needs 'a' to die at step 1")) << r.Summary();
+}
+
+TEST(Verifier, RejectsWrongUsedBytesAndUnknownNames) {
+  Plan p = MakePlan(testing::kChainGraph, "tflm");
+  p.levels[0].used_bytes += 1;
+  p.steps[2].ops[0].inputs.push_back("ghost");
+  VerifyResult r = VerifyPlan(p);
+  EXPECT_TRUE(HasError(r, "reports used_bytes"));
+  EXPECT_TRUE(HasError(r, "unknown tensor 'ghost'"));
+}
+
+TEST(PlanJson, RoundTripsAndStillVerifies) {
+  Plan p = MakePlan(testing::kBottleneckGraph, "inplace");
+  std::string text = PlanToJson(p);
+  auto back = PlanFromJson(text);
+  ASSERT_TRUE(back.ok()) << back.status().message();
+  EXPECT_EQ(PlanToJson(*back), text);
+  EXPECT_TRUE(VerifyPlan(*back).fits());
+}
+
+TEST(PlanJson, MalformedIsAnErrorNotACrash) {
+  EXPECT_FALSE(PlanFromJson("").ok());
+  EXPECT_FALSE(PlanFromJson("{\"schema_version\": 1}").ok());
+  EXPECT_FALSE(PlanFromJson("{\"schema_version\": \"x\"}").ok());
+  EXPECT_FALSE(PlanFromJson("[1,2,3]").ok());
+}
+
+}  // namespace
+}  // namespace sramplan::plan

@@ -1,0 +1,48 @@
+// Small graphs for golden and mutation tests, as native JSON text (docs/graph-format.md).
+#pragma once
+
+#include <string>
+
+namespace sramplan::testing {
+
+// x[1,8,8,4] -> conv1 (1x1, 4->8) -> a[1,8,8,8] -> relu -> b -> conv2 (1x1, 8->4) -> y[1,8,8,4]; int8, NHWC.
+// Bytes: x 256, a 512, b 512, y 256.
+inline const char* kChainGraph = R"({
+  "format": "sramplan-graph", "version": 1, "name": "chain", "layout": "NHWC", "dtype": "int8",
+  "tensors": [
+    {"name": "x", "shape": [1, 8, 8, 4], "kind": "input"},
+    {"name": "w1", "shape": [8, 1, 1, 4], "kind": "constant"},
+    {"name": "a"}, {"name": "b"},
+    {"name": "w2", "shape": [4, 1, 1, 8], "kind": "constant"},
+    {"name": "y", "kind": "output"}
+  ],
+  "ops": [
+    {"name": "conv1", "type": "Conv", "inputs": ["x", "w1"], "outputs": ["a"], "attrs": {"kernel_shape": [1, 1]}},
+    {"name": "relu", "type": "Relu", "inputs": ["a"], "outputs": ["b"]},
+    {"name": "conv2", "type": "Conv", "inputs": ["b", "w2"], "outputs": ["y"], "attrs": {"kernel_shape": [1, 1]}}
+  ]
+})";
+
+// x[1,10,10,16] -> pw (1x1, 16->32) -> e[1,10,10,32] -> dw (3x3 depthwise, pad 1) -> d[1,10,10,32]
+//   -> pj (1x1, 32->16) -> p[1,10,10,16] -> add(p, x) -> y. int8, NHWC.
+// Bytes: x 1600, e 3200, d 3200, p 1600, y 1600.
+inline const char* kBottleneckGraph = R"({
+  "format": "sramplan-graph", "version": 1, "name": "bottleneck", "layout": "NHWC", "dtype": "int8",
+  "tensors": [
+    {"name": "x", "shape": [1, 10, 10, 16], "kind": "input"},
+    {"name": "we", "shape": [32, 1, 1, 16], "kind": "constant"},
+    {"name": "wd", "shape": [32, 3, 3, 1], "kind": "constant"},
+    {"name": "wp", "shape": [16, 1, 1, 32], "kind": "constant"},
+    {"name": "e"}, {"name": "d"}, {"name": "p"},
+    {"name": "y", "kind": "output"}
+  ],
+  "ops": [
+    {"name": "pw", "type": "Conv", "inputs": ["x", "we"], "outputs": ["e"], "attrs": {"kernel_shape": [1, 1], "activation": "relu6"}},
+    {"name": "dw", "type": "Conv", "inputs": ["e", "wd"], "outputs": ["d"],
+     "attrs": {"kernel_shape": [3, 3], "pads": [1, 1, 1, 1], "group": 32, "activation": "relu6"}},
+    {"name": "pj", "type": "Conv", "inputs": ["d", "wp"], "outputs": ["p"], "attrs": {"kernel_shape": [1, 1]}},
+    {"name": "add", "type": "Add", "inputs": ["p", "x"], "outputs": ["y"]}
+  ]
+})";
+
+}  // namespace sramplan::testing

@@ -1,0 +1,55 @@
+#include "test_util.h"
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+
+namespace sramplan::testing {
+namespace {
+
+std::string TempDir() {
+  static std::string dir = [] {
+    const char* base = std::getenv("TMPDIR");
+    std::string tmpl = std::string(base && *base ? base : "/tmp") + "/sramplan_test_XXXXXX";
+    char* made = mkdtemp(tmpl.data());
+    return made ? std::string(made) : std::string("/tmp");
+  }();
+  return dir;
+}
+
+std::string Slurp(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+}  // namespace
+
+std::string SourcePath(const std::string& relative) {
+  return std::string(SRAMPLAN_SOURCE_DIR) + "/" + relative;
+}
+
+std::string WriteTempFile(const std::string& name, const std::string& content) {
+  std::string path = TempDir() + "/" + name;
+  std::ofstream out(path, std::ios::binary);
+  out << content;
+  return path;
+}
+
+int RunCli(const std::string& args, std::string* out, std::string* err) {
+  static int counter = 0;
+  std::string base = TempDir() + "/cli" + std::to_string(getpid()) + "_" + std::to_string(counter++);
+  std::string cmd = std::string(SRAMPLAN_CLI) + " " + args + " >" + base + ".out 2>" + base + ".err";
+  int rc = std::system(cmd.c_str());
+  if (out) *out = Slurp(base + ".out");
+  if (err) *err = Slurp(base + ".err");
+  if (rc == -1) return -1;
+  return WIFEXITED(rc) ? WEXITSTATUS(rc) : 128 + WTERMSIG(rc);
+}
+
+}  // namespace sramplan::testing

@@ -1,0 +1,268 @@
+// sramplan CLI: flags to options, nothing else. Exit codes: 0 fits / ok, 1 bad usage or input,
+// 2 does not fit, 3 verification mismatch.
+#include <CLI/CLI.hpp>
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+
+#include "driver/strategy.h"
+#include "import/import.h"
+#include "plan/plan.h"
+#include "plan/verifier.h"
+#include "report/report.h"
+#include "support/strings.h"
+#include "target/target.h"
+
+namespace sp = sramplan;
+
+namespace {
+
+int verbosity = 1;  // 0 quiet, 1 normal, 2 verbose
+
+void Log(int level, const std::string& msg) {
+  if (verbosity >= level) std::cerr << msg << "\n";
+}
+
+int Fail(const sp::Status& s) {
+  std::cerr << "error: " << s.message() << "\n";
+  if (s.code() == sp::StatusCode::kInternal) {
+    std::cerr << "(this is a bug in sramplan; please report it with the command line)\n";
+    return 3;
+  }
+  return 1;
+}
+
+bool WriteFile(const std::string& path, const std::string& content, std::string* error) {
+  std::ofstream out(path, std::ios::binary);
+  if (!out) {
+    *error = "cannot write '" + path + "'";
+    return false;
+  }
+  out << content;
+  if (!out) {
+    *error = "error writing '" + path + "'";
+    return false;
+  }
+  return true;
+}
+
+struct ModelFlags {
+  std::string model;
+  int64_t batch = 1;
+  std::string dtype = "int8";
+  bool allow_unknown = false;
+};
+
+void AddModelFlags(CLI::App* cmd, ModelFlags* f) {
+  cmd->add_option("model", f->model, "model: .onnx, native .graph.json, or an MCUNet config .json")->required();
+  cmd->add_option("--batch", f->batch, "bind the symbolic batch dimension (default 1)");
+  cmd->add_option("--dtype", f->dtype, "element type of activations and weights: int8 (default), int16, float32")
+      ->check(CLI::IsMember({"int8", "uint8", "int16", "float16", "float32"}));
+  cmd->add_flag("--allow-unknown-ops", f->allow_unknown,
+                "import ops outside the supported set as opaque ops (inputs and outputs live while they run)");
+}
+
+sp::StatusOr<sp::ir::Graph> LoadModel(const ModelFlags& f) {
+  sp::import::ImportOptions opts;
+  opts.batch = f.batch;
+  opts.allow_unknown_ops = f.allow_unknown;
+  auto t0 = std::chrono::steady_clock::now();
+  SP_ASSIGN_OR_RETURN(sp::ir::Graph g, sp::import::ImportModel(f.model, opts));
+  sp::ir::DataType dt;
+  if (!sp::ir::ParseDataType(f.dtype, &dt)) return sp::InvalidArgument("unknown --dtype '" + f.dtype + "'");
+  sp::ir::ApplyDtype(g, dt);
+  double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  Log(2, "imported " + f.model + ": " + std::to_string(g.num_ops()) + " ops, " + std::to_string(g.num_tensors()) +
+             " tensors in " + std::to_string(static_cast<int>(ms)) + " ms");
+  return g;
+}
+
+int CmdTargets(const std::string& print) {
+  if (!print.empty()) {
+    auto t = sp::target::LoadTarget(print);
+    if (!t.ok()) return Fail(t.status());
+    std::cout << sp::target::TargetToJson(*t) << "\n";
+    return 0;
+  }
+  std::cout << "bundled targets (use --target NAME, a JSON file, or sram:SIZE):\n";
+  for (const auto& [name, text] : sp::target::BundledPresets()) {
+    auto t = sp::target::LoadTarget(name);
+    if (!t.ok()) return Fail(t.status());
+    std::string levels;
+    for (const auto& l : t->levels)
+      levels += (levels.empty() ? "" : ", ") + l.name + " " + sp::HumanBytes(l.capacity);
+    std::cout << "  " << name << ": " << levels << "\n      " << t->description << "\n";
+  }
+  return 0;
+}
+
+int CmdInspect(const ModelFlags& f) {
+  auto g = LoadModel(f);
+  if (!g.ok()) return Fail(g.status());
+  std::cout << sp::report::InspectTable(*g);
+  return 0;
+}
+
+struct PlanFlags {
+  std::string target;
+  std::string strategy = "tflm";
+  std::string json;
+  std::string csv_dir;
+  bool map = false;
+  bool no_map = false;
+  bool print_target = false;
+};
+
+int CmdPlan(const ModelFlags& f, const PlanFlags& pf) {
+  auto target = sp::target::LoadTarget(pf.target);
+  if (!target.ok()) return Fail(target.status());
+  if (pf.print_target) std::cout << sp::target::TargetToJson(*target) << "\n";
+  std::vector<std::string> strategies;
+  if (pf.strategy == "all") {
+    for (const auto& s : sp::driver::Strategies()) strategies.push_back(s.name);
+  } else if (sp::driver::IsStrategy(pf.strategy)) {
+    strategies.push_back(pf.strategy);
+  } else {
+    std::string names;
+    for (const auto& s : sp::driver::Strategies()) names += s.name + ", ";
+    return Fail(sp::InvalidArgument("unknown --strategy '" + pf.strategy + "'; choose one of " + names + "or all"));
+  }
+  auto g = LoadModel(f);
+  if (!g.ok()) return Fail(g.status());
+  sp::driver::PlanOptions opts;
+  opts.dtype_name = f.dtype;
+  opts.batch = f.batch;
+  std::vector<sp::plan::Plan> plans;
+  for (const auto& s : strategies) {
+    auto t0 = std::chrono::steady_clock::now();
+    auto p = sp::driver::RunStrategy(*g, *target, s, opts);
+    if (!p.ok()) return Fail(p.status());
+    double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    Log(2, "strategy " + s + ": planned and verified in " + std::to_string(ms) + " ms");
+    plans.push_back(std::move(p).value());
+  }
+  bool any_fits = false;
+  for (const auto& p : plans) any_fits = any_fits || p.metrics.fits;
+  if (plans.size() == 1) {
+    const auto& p = plans[0];
+    if (verbosity >= 1) std::cout << sp::report::PlanSummary(p);
+    bool show_map = pf.map || (!pf.no_map && verbosity >= 1 && p.steps.size() <= 80);
+    if (show_map) std::cout << sp::report::MemoryMap(p);
+    else if (verbosity >= 1) std::cout << "  (memory map: " << p.steps.size() << " steps; pass --map to print it)\n";
+    if (!p.metrics.fits) std::cout << sp::report::DoesNotFitDetail(p);
+  } else {
+    std::cout << sp::report::CompareTable(plans);
+    if (pf.map)
+      for (const auto& p : plans) std::cout << "\n[" << p.strategy << "]\n" << sp::report::MemoryMap(p);
+    if (!any_fits) std::cout << "\nno strategy fits; the closest:\n" << sp::report::DoesNotFitDetail(plans.back());
+  }
+  std::string error;
+  if (!pf.json.empty()) {
+    std::string text;
+    if (plans.size() == 1) {
+      text = sp::plan::PlanToJson(plans[0]);
+    } else {
+      text = "{\"schema_version\": " + std::to_string(sp::plan::kSchemaVersion) + ", \"plans\": [\n";
+      for (size_t i = 0; i < plans.size(); ++i) text += (i ? ",\n" : "") + sp::plan::PlanToJson(plans[i]);
+      text += "\n]}";
+    }
+    if (!WriteFile(pf.json, text + "\n", &error)) return Fail(sp::InvalidArgument(error));
+    Log(1, "wrote " + pf.json);
+  }
+  if (!pf.csv_dir.empty()) {
+    std::error_code ec;
+    std::filesystem::create_directories(pf.csv_dir, ec);
+    if (ec) return Fail(sp::InvalidArgument("cannot create --csv directory '" + pf.csv_dir + "': " + ec.message()));
+    if (!WriteFile(pf.csv_dir + "/summary.csv", sp::report::SummaryCsv(plans), &error) ||
+        !WriteFile(pf.csv_dir + "/per_layer.csv", sp::report::PerLayerCsv(*g, plans), &error))
+      return Fail(sp::InvalidArgument(error));
+    Log(1, "wrote " + pf.csv_dir + "/summary.csv and per_layer.csv");
+  }
+  return any_fits ? 0 : 2;
+}
+
+int CmdCheckPlan(const std::string& path) {
+  std::string text, error;
+  if (!sp::ReadFileToString(path, &text, &error)) return Fail(sp::NotFound(error));
+  auto p = sp::plan::PlanFromJson(text);
+  if (!p.ok()) return Fail(p.status().WithContext("reading plan '" + path + "'"));
+  sp::plan::VerifyResult r = sp::plan::VerifyPlan(*p);
+  if (!r.ok()) {
+    std::cout << "plan '" << path << "' is INVALID (" << r.errors.size() << " errors):\n" << r.Summary(20);
+    return 3;
+  }
+  if (!r.fits()) {
+    std::cout << "plan '" << path << "' is valid but DOES NOT FIT:\n" << r.Summary(20);
+    return 2;
+  }
+  std::cout << "plan '" << path << "' is valid and fits (" << p->steps.size() << " steps, " << p->buffers.size()
+            << " buffers)\n";
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"sramplan: fit DNNs into small on-chip memories, and prove it"};
+  app.require_subcommand(1);
+  app.set_version_flag("--version", "sramplan 0.1.0");
+  bool quiet = false, verbose = false;
+  app.add_flag("-q,--quiet", quiet, "print only results (no summary, no progress)");
+  app.add_flag("-v,--verbose", verbose, "print progress and timings to stderr");
+
+  std::string print_target;
+  auto* targets = app.add_subcommand("targets", "list the bundled targets, or print one resolved");
+  targets->add_option("--print", print_target, "print the resolved target (preset, file or sram:SIZE) as JSON");
+
+  ModelFlags inspect_flags;
+  auto* inspect = app.add_subcommand("inspect", "per-op table: type, output shape, bytes, MACs, weights");
+  AddModelFlags(inspect, &inspect_flags);
+
+  ModelFlags plan_flags;
+  PlanFlags pf;
+  auto* plan = app.add_subcommand("plan", "plan where every tensor lives; exit 0 fits, 2 does not fit");
+  AddModelFlags(plan, &plan_flags);
+  plan->add_option("--target", pf.target, "preset name (sramplan targets), target JSON file, or sram:SIZE")->required();
+  std::string strategies_help = "strategy, or 'all' to compare them:";
+  for (const auto& s : sp::driver::Strategies()) strategies_help += "\n  " + s.name + ": " + s.description;
+  plan->add_option("--strategy", pf.strategy, strategies_help);
+  plan->add_option("--json", pf.json, "write the plan (docs/plan-format.md) to this file");
+  plan->add_option("--csv", pf.csv_dir, "write summary.csv and per_layer.csv into this directory");
+  plan->add_flag("--map", pf.map, "always print the ASCII memory map");
+  plan->add_flag("--no-map", pf.no_map, "never print the ASCII memory map");
+  plan->add_flag("--print-target", pf.print_target, "print the resolved target as JSON first");
+
+  std::string plan_file;
+  auto* check = app.add_subcommand("check-plan", "run the independent verifier on a plan JSON file");
+  check->add_option("plan", plan_file, "plan.json written by sramplan plan --json")->required();
+
+  for (auto* sub : {targets, inspect, plan, check}) {
+    sub->add_flag("-q,--quiet", quiet, "print only results");
+    sub->add_flag("-v,--verbose", verbose, "print progress and timings to stderr");
+  }
+
+  if (argc >= 2 && argv[1][0] != '-') {
+    std::string cmd = argv[1];
+    bool known = false;
+    for (auto* sub : {targets, inspect, plan, check}) known = known || sub->get_name() == cmd;
+    if (!known) {
+      std::cerr << "error: unknown command '" << cmd << "'; commands: targets, inspect, plan, check-plan "
+                << "(sramplan --help)\n";
+      return 1;
+    }
+  }
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    int rc = app.exit(e);
+    return rc == 0 ? 0 : 1;
+  }
+  verbosity = quiet ? 0 : verbose ? 2 : 1;
+  if (*targets) return CmdTargets(print_target);
+  if (*inspect) return CmdInspect(inspect_flags);
+  if (*plan) return CmdPlan(plan_flags, pf);
+  if (*check) return CmdCheckPlan(plan_file);
+  return 1;
+}
