@@ -568,10 +568,15 @@ def _fold_pass(model, annot):
         vi = vis.get(name)
         return vi.type.tensor_type.elem_type if vi is not None and vi.type.tensor_type.elem_type else default
 
+    # values computed from weights only (e.g. Slice/Transpose of a stripped in_proj weight): such a
+    # node becomes a stripped initializer of its inferred shape, so it is not mistaken for an activation
+    weightlike = {t.name for t in g.initializer}
+    dead_nodes = []
     changes = 0
     for node in g.node:
         op = node.op_type
         if op == "Constant":
+            weightlike.add(node.output[0])
             at = _attrs(node)
             if "value" in at:
                 consts[node.output[0]] = onnx.numpy_helper.to_array(at["value"])
@@ -638,7 +643,22 @@ def _fold_pass(model, annot):
                 if old is None or old.SerializeToString() != vi.SerializeToString():
                     annot[out] = vi
                     changes += 1
+        if value is None and node.input and all((not i) or i in weightlike for i in node.input) \
+                and op not in ("Shape", "Size") and not op.startswith("Random"):
+            d = dims_of(out)
+            if d is not None and all(isinstance(x, int) for x in d):
+                t = onnx.TensorProto()
+                t.name, t.data_type = out, elem_type(out, TensorProto.FLOAT)
+                t.dims.extend(d)
+                g.initializer.append(t)
+                dead_nodes.append(node)
+                weightlike.add(out)
+                init_dims[out], init_types[out] = list(d), t.data_type
+                annot.pop(out, None)
+                changes += 1
+                continue
         if value is not None:
+            weightlike.add(out)
             name = node.name
             node.Clear()
             node.op_type = "Constant"
@@ -649,6 +669,8 @@ def _fold_pass(model, annot):
             consts[out] = np.asarray(value)
             annot.pop(out, None)
             changes += 1
+    for node in dead_nodes:
+        g.node.remove(node)
     return changes
 
 

@@ -98,12 +98,13 @@ Placement PlaceLinear(const std::vector<BufferRequest>& r) {
 }
 
 Placement PlaceTflmGreedy(const std::vector<BufferRequest>& r) {
-  // Largest first; among equal sizes, the later-added buffer first.
+  // Largest first; equal sizes keep their order of addition (TFLM's ReverseSortInPlace is a stable
+  // bubble sort that swaps only strictly smaller neighbours).
   std::vector<int> order(r.size());
   std::iota(order.begin(), order.end(), 0);
   std::sort(order.begin(), order.end(), [&](int a, int b) {
     if (r[a].bytes != r[b].bytes) return r[a].bytes > r[b].bytes;
-    return a > b;
+    return a < b;
   });
   return PlaceInOrder(r, order, /*best_fit=*/false);
 }

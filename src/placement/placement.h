@@ -37,8 +37,9 @@ Placement PlaceNaive(const std::vector<BufferRequest>& requests);
 Placement PlaceLinear(const std::vector<BufferRequest>& requests);
 
 // TensorFlow Lite Micro's GreedyMemoryPlanner, rule for rule:
-//  1. order buffers by size, largest first; equal sizes keep the reverse of their order of addition
-//     (TFLM's ReverseSortInPlace);
+//  1. order buffers by size, largest first; equal sizes keep their order of addition (TFLM's
+//     ReverseSortInPlace is a stable bubble sort: its own test expects ids 9, 19, ..., 99 for ten
+//     buffers of the largest size added in that order);
 //  2. the first buffer goes at offset 0;
 //  3. each next buffer scans the already-placed buffers that overlap it in time, in increasing offset
 //     order, and takes the first gap (starting at 0) at least as large as itself; else it goes right

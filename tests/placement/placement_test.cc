@@ -41,11 +41,25 @@ TEST(TflmGreedy, GoldenCaseFromTflm) {
   ExpectValid(r, p);
 }
 
-TEST(TflmGreedy, EqualSizesLaterAddedFirst) {
-  // Two equal buffers alive together: the later-added one is placed first at offset 0.
+TEST(TflmGreedy, EqualSizesKeepOrderOfAddition) {
+  // TFLM sorts with a stable bubble sort: of two equal buffers alive together, the first added goes
+  // to offset 0.
   auto r = Requests({{16, 0, 1}, {16, 0, 1}});
   Placement p = PlaceTflmGreedy(r);
-  EXPECT_EQ(p.offsets, (std::vector<int64_t>{16, 0}));
+  EXPECT_EQ(p.offsets, (std::vector<int64_t>{0, 16}));
+}
+
+TEST(TflmGreedy, MoreCasesFromTflmsTests) {
+  // TFLM's TestGreedyBasics: (10,0,1), (20,2,3) -> both at 0, arena 20.
+  auto basics = Requests({{10, 0, 1}, {20, 2, 3}});
+  EXPECT_EQ(PlaceTflmGreedy(basics).offsets, (std::vector<int64_t>{0, 0}));
+  EXPECT_EQ(PlaceTflmGreedy(basics).arena_bytes, 20);
+  // TFLM's TestOverlapCase: (100,0,1), (50,2,3), (20,1,2) -> arena 120.
+  auto overlap = Requests({{100, 0, 1}, {50, 2, 3}, {20, 1, 2}});
+  Placement p = PlaceTflmGreedy(overlap);
+  EXPECT_EQ(p.arena_bytes, 120);
+  EXPECT_EQ(p.offsets, (std::vector<int64_t>{0, 0, 100}));
+  ExpectValid(overlap, p);
 }
 
 TEST(Naive, EveryBufferItsOwnRegion) {
