@@ -4,8 +4,9 @@
 //   1. parse and check the structure (names, producers, op support, ONNX schema verification);
 //   2. sort the nodes topologically (Kahn; a cycle is reported with a node on it);
 //   3. bind the symbolic batch dimension of the graph inputs to ImportOptions::batch;
-//   4. repeat { ONNX shape inference; fold nodes whose inputs are known at import time (shape
-//      arithmetic: Shape, Gather, Unsqueeze, Concat, Cast, Slice, Div, ...) } until nothing folds;
+//   4. one pass in node order: run ONNX's shape function of the node (after checking what libonnx
+//      would trip over), then fold the node if all its inputs are known at import time (shape
+//      arithmetic: Shape, Gather, Unsqueeze, Concat, Cast, Slice, Div, ...);
 //   5. canonicalise: inputs that ONNX opset 13 turned into tensors (Clip min/max, Slice starts, Pad
 //      pads, Reshape shape, ...) become attributes, Identity/Dropout disappear, BatchNormalization
 //      after a Conv is folded into it, auto_pad becomes explicit pads;
@@ -1243,10 +1244,14 @@ class Importer {
   Status BindBatch();
   Status ConvertConstantNodes();
   Status InferAndFold();
-  Status Infer(int error_mode);
-  StatusOr<bool> FoldRound();
-  bool FixCeilModePools();
+  Status SeedTypes();
+  StatusOr<bool> InferNode(NodeProto& n);
+  Status CheckBeforeInference(const NodeProto& n);
+  Status CheckOutputType(const NodeProto& n, const std::string& o);
+  void FixCeilModePool(const NodeProto& n);
   StatusOr<bool> TryFold(const NodeProto& node);
+  void SetType(const std::string& name, const onnx::TypeProto& type);
+  std::optional<int> RankOf(const std::string& name) const;
   Status Canonicalize();
   Status FoldControlInputs(NodeRec& r);
   Status NormalizeWindowAttrs(NodeRec& r);
@@ -1272,6 +1277,7 @@ class Importer {
   ImportOptions options_;
   onnx::ModelProto model_;
   int64_t opset_ = 0;
+  std::map<std::string, int64_t> domain_versions_;
 
   // Initializers that carry data (they stay in the graph for ONNX inference), including folded
   // values; pointers into model_.graph().initializer().
@@ -1286,8 +1292,13 @@ class Importer {
   std::unordered_set<std::string> outputs_set_;
   std::unordered_set<std::string> opaque_nodes_;        // by node name
   std::vector<onnx::ValueInfoProto> preserved_vi_;       // value_info of outputs of schema-less ops
-  std::vector<onnx::ValueInfoProto> declared_outputs_;   // graph outputs after batch binding
-  std::unordered_map<std::string, const onnx::TypeProto*> types_;  // after the last inference
+  std::unordered_map<std::string, const onnx::OpSchema*> schemas_;  // by node name
+  // Types of every value known so far (inputs, initializers, inferred outputs), and the pointer
+  // and data maps libonnx's InferenceContextImpl reads.
+  std::unordered_map<std::string, onnx::TypeProto> types_;
+  std::unordered_map<std::string, onnx::TypeProto*> type_ptrs_;
+  std::unordered_map<std::string, const TensorProto*> data_ptrs_;
+  std::unordered_map<std::string, onnx::TypeProto> declared_;  // graph outputs after binding
   std::unordered_map<std::string, std::string> producer_;          // value -> node name
   std::unordered_set<std::string> all_names_;
   std::vector<NodeRec> recs_;
@@ -1315,7 +1326,9 @@ Status Importer::Parse(const std::string& bytes) {
                            " is not a valid ONNX model: it has no graph or no nodes (a protobuf "
                            "that is not an ONNX ModelProto?)");
   for (const auto& op : model_.opset_import()) {
-    if (op.domain().empty() || op.domain() == "ai.onnx") opset_ = op.version();
+    std::string domain = op.domain() == "ai.onnx" ? "" : op.domain();
+    domain_versions_[domain] = op.version();
+    if (domain.empty()) opset_ = op.version();
   }
   if (opset_ <= 0)
     return InvalidArgument(Q(name_) +
@@ -1330,8 +1343,6 @@ Status Importer::Collect() {
   std::vector<TensorProto*> all;
   while (!g->initializer().empty()) all.push_back(g->mutable_initializer()->ReleaseLast());
   std::reverse(all.begin(), all.end());
-  std::unordered_set<std::string> input_decl;
-  for (const auto& vi : g->input()) input_decl.insert(vi.name());
   for (TensorProto* t : all) {
     std::unique_ptr<TensorProto> owned(t);
     if (t->name().empty()) return InvalidArgument("an initializer has no name");
@@ -1344,14 +1355,6 @@ Status Importer::Collect() {
       g->mutable_initializer()->AddAllocated(owned.release());
       init_[t->name()] = t;
     } else {
-      if (!input_decl.count(t->name())) {
-        onnx::ValueInfoProto* vi = g->add_input();
-        vi->set_name(t->name());
-        auto* tt = vi->mutable_type()->mutable_tensor_type();
-        tt->set_elem_type(t->data_type());
-        tt->mutable_shape();
-        for (int64_t d : t->dims()) tt->mutable_shape()->add_dim()->set_dim_value(d);
-      }
       stripped_[t->name()] = std::move(owned);
     }
   }
@@ -1435,8 +1438,10 @@ Status Importer::CheckNodes() {
     }
     const onnx::OpSchema* schema = nullptr;
     try {
-      schema = onnx::OpSchemaRegistry::Schema(n.op_type(), static_cast<int>(opset_),
-                                              std_domain ? "" : n.domain());
+      std::string domain = std_domain ? "" : n.domain();
+      auto v = domain_versions_.find(domain);
+      if (v != domain_versions_.end())
+        schema = onnx::OpSchemaRegistry::Schema(n.op_type(), static_cast<int>(v->second), domain);
     } catch (const std::exception& e) {
       schema = nullptr;
     }
@@ -1450,6 +1455,7 @@ Status Importer::CheckNodes() {
           if (vi.name() == o) preserved_vi_.push_back(vi);
       continue;
     }
+    schemas_[n.name()] = schema;
     try {
       schema->Verify(n);
     } catch (const std::exception& e) {
@@ -1650,12 +1656,6 @@ Status Importer::ConvertConstantNodes() {
       g->mutable_initializer()->AddAllocated(t.get());
       init_[out] = t.release();
     } else {
-      onnx::ValueInfoProto* vi = g->add_input();
-      vi->set_name(out);
-      auto* tt = vi->mutable_type()->mutable_tensor_type();
-      tt->set_elem_type(t->data_type());
-      tt->mutable_shape();
-      for (int64_t d : t->dims()) tt->mutable_shape()->add_dim()->set_dim_value(d);
       stripped_[out] = std::move(t);
     }
     producer_.erase(out);
@@ -1664,28 +1664,209 @@ Status Importer::ConvertConstantNodes() {
   return Status::Ok();
 }
 
-Status Importer::Infer(int error_mode) {
-  onnx::GraphProto* g = model_.mutable_graph();
-  types_.clear();
-  g->clear_value_info();
-  for (const auto& vi : preserved_vi_) *g->add_value_info() = vi;
-  // Inference merges its results into the graph outputs: start each run from the declared types.
-  if (declared_outputs_.empty()) declared_outputs_.assign(g->output().begin(), g->output().end());
-  g->clear_output();
-  for (const auto& vi : declared_outputs_) *g->add_output() = vi;
-  try {
-    onnx::ShapeInferenceOptions opts(/*check_type=*/false, error_mode,
-                                     /*enable_data_propagation=*/true);
-    onnx::shape_inference::InferShapes(model_, onnx::OpSchemaRegistry::Instance(), opts);
-  } catch (const std::exception& e) {
-    return InvalidArgument("ONNX shape inference failed: " + ExceptionText(e));
-  } catch (...) {
-    return InvalidArgument("ONNX shape inference failed with an unknown error");
-  }
-  for (const auto& vi : g->input()) types_[vi.name()] = &vi.type();
-  for (const auto& vi : g->value_info()) types_[vi.name()] = &vi.type();
-  for (const auto& vi : g->output()) types_[vi.name()] = &vi.type();
+onnx::TypeProto TensorType(int32_t elem_type, const Dims& dims) {
+  onnx::TypeProto t;
+  auto* tt = t.mutable_tensor_type();
+  tt->set_elem_type(elem_type);
+  auto* sh = tt->mutable_shape();
+  for (int64_t d : dims) sh->add_dim()->set_dim_value(d);
+  return t;
+}
+
+void Importer::SetType(const std::string& name, const onnx::TypeProto& type) {
+  onnx::TypeProto& slot = types_[name];
+  slot = type;
+  type_ptrs_[name] = &slot;
+}
+
+Status Importer::SeedTypes() {
+  for (const auto& vi : model_.graph().input())
+    if (!IsConstant(vi.name())) SetType(vi.name(), vi.type());
+  for (const auto& [name, t] : init_)
+    SetType(name, TensorType(t->data_type(), Dims(t->dims().begin(), t->dims().end())));
+  for (const auto& [name, t] : stripped_)
+    SetType(name, TensorType(t->data_type(), Dims(t->dims().begin(), t->dims().end())));
+  for (const auto& vi : model_.graph().output()) declared_[vi.name()] = vi.type();
+  for (const auto& [name, t] : init_) data_ptrs_[name] = t;
   return Status::Ok();
+}
+
+// libonnx's shape functions trust their attributes (a zero stride divides by zero, a weight of
+// the wrong rank is indexed out of bounds). Everything they could trip over is checked here, with
+// the input shapes known so far, before the function runs.
+Status Importer::CheckBeforeInference(const NodeProto& n) {
+  auto bad = [&](const std::string& what) {
+    return InvalidArgument("node " + Q(n.name()) + " (" + n.op_type() + "): " + what);
+  };
+  for (const auto& a : n.attribute()) {
+    const std::string& an = a.name();
+    bool positive = an == "strides" || an == "dilations" || an == "kernel_shape" ||
+                    an == "group" || an == "blocksize";
+    if (positive) {
+      if (a.has_i() && a.i() < 1) return bad("attribute " + an + " must be >= 1");
+      for (int64_t v : a.ints())
+        if (v < 1) return bad("attribute " + an + " must be >= 1, got " + std::to_string(v));
+    }
+    if ((an == "pads" || an == "output_padding") && n.op_type() != "Pad")
+      for (int64_t v : a.ints())
+        if (v < 0) return bad("attribute " + an + " must be >= 0, got " + std::to_string(v));
+  }
+  // Window ops: ranks and attribute lengths must match the input.
+  const std::string& t = n.op_type();
+  bool window = FindAttr(n, "kernel_shape") || FindAttr(n, "strides") || t == "Conv" ||
+                t == "ConvTranspose" || t == "MaxPool" || t == "AveragePool" || t == "LpPool" ||
+                t == "ConvInteger" || t == "QLinearConv" || t == "MaxUnpool";
+  if (window && n.input_size() >= 1) {
+    std::optional<int> rank = RankOf(n.input(0));
+    if (rank) {
+      if (*rank < 3) return bad("input " + Q(n.input(0)) + " needs at least 3 dimensions");
+      size_t nsp = static_cast<size_t>(*rank - 2);
+      for (const char* an : {"strides", "dilations", "kernel_shape", "output_padding",
+                             "output_shape"})
+        if (const AttributeProto* a = FindAttr(n, an); a && a->ints_size() &&
+                                                       static_cast<size_t>(a->ints_size()) != nsp)
+          return bad(std::string("attribute ") + an + " needs " + std::to_string(nsp) + " entries");
+      if (const AttributeProto* a = FindAttr(n, "pads");
+          a && a->ints_size() && static_cast<size_t>(a->ints_size()) != 2 * nsp)
+        return bad("attribute pads needs " + std::to_string(2 * nsp) + " entries");
+      for (int w = 1; w < n.input_size() && w <= 3; ++w) {
+        if (n.input(w).empty()) continue;
+        std::optional<int> wr = RankOf(n.input(w));
+        bool is_weight = (t == "Conv" || t == "ConvTranspose" || t == "ConvInteger") && w == 1;
+        if (is_weight && wr && *wr != *rank)
+          return bad("weight " + Q(n.input(w)) + " has rank " + std::to_string(*wr) +
+                     " but the input has rank " + std::to_string(*rank));
+      }
+    }
+  }
+  return Status::Ok();
+}
+
+std::optional<int> Importer::RankOf(const std::string& name) const {
+  auto it = type_ptrs_.find(name);
+  if (it == type_ptrs_.end() || !it->second->has_tensor_type() ||
+      !it->second->tensor_type().has_shape())
+    return std::nullopt;
+  return it->second->tensor_type().shape().dim_size();
+}
+
+// ONNX 1.12 computes ceil_mode pooling as ceil((in + pads - k) / s) + 1 without the rule of PyTorch
+// and ONNX Runtime that the last window must start inside the input or its leading padding
+// (later ONNX releases added it). The output extent is recomputed here with that rule, which is
+// also what ir::InferOutputShapes implements.
+void Importer::FixCeilModePool(const NodeProto& n) {
+  const std::string& t = n.op_type();
+  if ((t != "MaxPool" && t != "AveragePool" && t != "LpPool") || n.input_size() < 1 ||
+      n.output_size() < 1 || AttrInt(n, "ceil_mode", 0) == 0)
+    return;
+  if (const AttributeProto* a = FindAttr(n, "auto_pad"); a && a->s() != "NOTSET") return;
+  auto x = StaticShapeOf(n.input(0));
+  if (!x || x->size() < 3) return;
+  size_t nsp = x->size() - 2;
+  std::vector<int64_t> k = AttrInts(n, "kernel_shape").value_or(std::vector<int64_t>{});
+  std::vector<int64_t> s = AttrInts(n, "strides").value_or(std::vector<int64_t>(nsp, 1));
+  std::vector<int64_t> d = AttrInts(n, "dilations").value_or(std::vector<int64_t>(nsp, 1));
+  std::vector<int64_t> p = AttrInts(n, "pads").value_or(std::vector<int64_t>(2 * nsp, 0));
+  if (k.size() != nsp || s.size() != nsp || d.size() != nsp || p.size() != 2 * nsp) return;
+  for (const std::string& o : n.output()) {
+    auto it = types_.find(o);
+    if (o.empty() || it == types_.end() || !it->second.has_tensor_type()) continue;
+    auto* sh = it->second.mutable_tensor_type()->mutable_shape();
+    if (sh->dim_size() != static_cast<int>(x->size())) continue;
+    for (size_t i = 0; i < nsp; ++i) {
+      int64_t in = (*x)[2 + i], eff = d[i] * (k[i] - 1) + 1;
+      int64_t span = in + p[i] + p[i + nsp] - eff;
+      if (s[i] <= 0 || span < 0) continue;
+      int64_t out = CeilDiv(span, s[i]) + 1;
+      if ((out - 1) * s[i] >= in + p[i]) out -= 1;
+      sh->mutable_dim(static_cast<int>(2 + i))->set_dim_value(out);
+    }
+  }
+}
+
+// Checks (and completes) the type ONNX inferred for output `o` of node `n`.
+Status Importer::CheckOutputType(const NodeProto& n, const std::string& o) {
+  auto it = types_.find(o);
+  if (it == types_.end()) return Status::Ok();
+  onnx::TypeProto& type = it->second;
+  if (!type.has_tensor_type()) return Status::Ok();
+  auto* tt = type.mutable_tensor_type();
+  // A graph output: the declared type fills what inference left open, and must agree with it.
+  if (auto d = declared_.find(o); d != declared_.end() && d->second.has_tensor_type()) {
+    const auto& dt = d->second.tensor_type();
+    if (tt->elem_type() == 0) tt->set_elem_type(dt.elem_type());
+    if (dt.has_shape()) {
+      if (!tt->has_shape()) *tt->mutable_shape() = dt.shape();
+      if (tt->shape().dim_size() == dt.shape().dim_size()) {
+        for (int a = 0; a < dt.shape().dim_size(); ++a) {
+          const auto& dd = dt.shape().dim(a);
+          auto* td = tt->mutable_shape()->mutable_dim(a);
+          if (!dd.has_dim_value() || dd.dim_value() <= 0) continue;
+          if (!td->has_dim_value()) td->set_dim_value(dd.dim_value());
+          else if (td->dim_value() != dd.dim_value())
+            return InvalidArgument("graph output " + Q(o) + " is declared with " +
+                                   std::to_string(dd.dim_value()) + " at axis " +
+                                   std::to_string(a) + " but node " + Q(n.name()) + " (" +
+                                   n.op_type() + ") computes " +
+                                   std::to_string(td->dim_value()));
+        }
+      }
+    }
+  }
+  if (!tt->has_shape()) return Status::Ok();
+  for (int a = 0; a < tt->shape().dim_size(); ++a) {
+    const auto& dim = tt->shape().dim(a);
+    if (dim.has_dim_value() && dim.dim_value() <= 0)
+      return InvalidArgument("node " + Q(n.name()) + " (" + n.op_type() + ") produces " + Q(o) +
+                             " with " + (dim.dim_value() == 0 ? "a zero" : "a negative") +
+                             " dimension " + DescribeShape(o) +
+                             "; every dimension must be >= 1 (check the node's attributes and "
+                             "inputs)");
+  }
+  return Status::Ok();
+}
+
+StatusOr<bool> Importer::InferNode(NodeProto& n) {
+  const onnx::OpSchema* schema = nullptr;
+  if (auto it = schemas_.find(n.name()); it != schemas_.end()) schema = it->second;
+  if (!schema) {
+    // A custom-domain op (imported as Opaque): its outputs keep the file's value_info.
+    for (const auto& vi : preserved_vi_)
+      for (const auto& o : n.output())
+        if (vi.name() == o) SetType(vi.name(), vi.type());
+    return false;
+  }
+  SP_RETURN_IF_ERROR(CheckBeforeInference(n));
+  const std::string& t = n.op_type();
+  if (schema->has_type_and_shape_inference_function()) {
+    static const std::unordered_map<std::string, const onnx::SparseTensorProto*> kNoSparse;
+    try {
+      onnx::shape_inference::InferenceContextImpl ctx(n, type_ptrs_, data_ptrs_, kNoSparse,
+                                                      nullptr, nullptr);
+      schema->GetTypeAndShapeInferenceFunction()(ctx);
+      for (int k = 0; k < n.output_size(); ++k)
+        if (!n.output(k).empty()) SetType(n.output(k), *ctx.getOutputType(k));
+    } catch (const std::exception& e) {
+      return InvalidArgument("ONNX shape inference failed at node " + Q(n.name()) + " (" + t +
+                             "): " + ExceptionText(e));
+    } catch (...) {
+      return InvalidArgument("ONNX shape inference failed at node " + Q(n.name()) + " (" + t + ")");
+    }
+  } else if ((t == "LessOrEqual" || t == "GreaterOrEqual") && n.input_size() == 2 &&
+             n.output_size() == 1) {
+    // Defined by a function body in ONNX 1.12 (no shape function): broadcast, bool.
+    auto a = StaticShapeOf(n.input(0)), b = StaticShapeOf(n.input(1));
+    if (a && b) {
+      auto s = ir::BroadcastShapes(*a, *b);
+      if (!s) return InvalidArgument("node " + Q(n.name()) + " (" + t + "): inputs do not broadcast");
+      SetType(n.output(0), TensorType(TensorProto::BOOL, *s));
+    }
+  }
+  FixCeilModePool(n);
+  for (const auto& o : n.output())
+    if (!o.empty()) SP_RETURN_IF_ERROR(CheckOutputType(n, o));
+  SP_ASSIGN_OR_RETURN(bool folded, TryFold(n));
+  return folded;
 }
 
 const Value* Importer::Known(const std::string& name) {
@@ -1722,8 +1903,8 @@ int32_t Importer::ElemTypeOf(const std::string& name) const {
   if (auto it = stripped_.find(name); it != stripped_.end()) return it->second->data_type();
   if (auto it = new_consts_.find(name); it != new_consts_.end()) return it->second.type;
   auto it = types_.find(name);
-  if (it == types_.end() || !it->second->has_tensor_type()) return 0;
-  return it->second->tensor_type().elem_type();
+  if (it == types_.end() || !it->second.has_tensor_type()) return 0;
+  return it->second.tensor_type().elem_type();
 }
 
 std::optional<Dims> Importer::StaticShapeOf(const std::string& name) const {
@@ -1733,11 +1914,10 @@ std::optional<Dims> Importer::StaticShapeOf(const std::string& name) const {
     return Dims(it->second->dims().begin(), it->second->dims().end());
   if (auto it = new_consts_.find(name); it != new_consts_.end()) return it->second.dims;
   auto it = types_.find(name);
-  if (it == types_.end() || !it->second->has_tensor_type() ||
-      !it->second->tensor_type().has_shape())
+  if (it == types_.end() || !it->second.has_tensor_type() || !it->second.tensor_type().has_shape())
     return std::nullopt;
   Dims d;
-  for (const auto& dim : it->second->tensor_type().shape().dim()) {
+  for (const auto& dim : it->second.tensor_type().shape().dim()) {
     if (!dim.has_dim_value()) return std::nullopt;
     d.push_back(dim.dim_value());
   }
@@ -1746,11 +1926,11 @@ std::optional<Dims> Importer::StaticShapeOf(const std::string& name) const {
 
 std::string Importer::DescribeShape(const std::string& name) const {
   auto it = types_.find(name);
-  if (it == types_.end() || !it->second->has_tensor_type()) return "no type";
-  if (!it->second->tensor_type().has_shape()) return "unknown rank";
+  if (it == types_.end() || !it->second.has_tensor_type()) return "no type";
+  if (!it->second.tensor_type().has_shape()) return "unknown rank";
   std::string s = "[";
   bool first = true;
-  for (const auto& dim : it->second->tensor_type().shape().dim()) {
+  for (const auto& dim : it->second.tensor_type().shape().dim()) {
     if (!first) s += ",";
     first = false;
     if (dim.has_dim_value()) s += std::to_string(dim.dim_value());
@@ -1768,18 +1948,12 @@ std::string Importer::ProducerOf(const std::string& name) const {
 }
 
 Status Importer::ShapeError(const std::string& tensor) {
-  std::string msg = "ONNX shape inference could not determine the shape of tensor " + Q(tensor) +
-                    " (output of node " + ProducerOf(tensor) + ", got " + DescribeShape(tensor) +
-                    ")";
-  // Re-run in strict mode on a copy to get ONNX's own explanation.
-  onnx::ModelProto copy = model_;
-  std::swap(copy, model_);
-  Status strict = Infer(/*error_mode=*/1);
-  std::swap(copy, model_);
-  Status restore = Infer(0);
-  if (!strict.ok()) msg += "; " + strict.message();
-  if (!restore.ok()) return restore;
-  return InvalidArgument(msg + "; export the model with static shapes or simplify it");
+  return InvalidArgument("ONNX shape inference could not determine the shape of tensor " +
+                         Q(tensor) + " (output of node " + ProducerOf(tensor) + ", got " +
+                         DescribeShape(tensor) +
+                         "); its shape depends on values computed at run time or on an op "
+                         "ONNX cannot infer: export the model with static shapes or simplify it "
+                         "(e.g. onnxsim)");
 }
 
 StatusOr<bool> Importer::TryFold(const NodeProto& node) {
@@ -1834,79 +2008,28 @@ StatusOr<bool> Importer::TryFold(const NodeProto& node) {
     TensorProto* tp = g->add_initializer();
     ValueToTensorProto(outs[k], o, tp);
     init_[o] = tp;
+    data_ptrs_[o] = tp;
+    SetType(o, TensorType(outs[k].type, outs[k].dims));
     values_[o] = std::move(outs[k]);
     producer_.erase(o);
   }
   return true;
 }
 
-// ONNX 1.12 computes ceil_mode pooling as ceil((in + pads - k) / s) + 1 without the rule of PyTorch
-// and ONNX Runtime that the last window must start inside the input or its leading padding (fixed
-// in later ONNX releases). Where that rule removes the last window on every spatial axis, the
-// output equals the floor-mode output, window for window: such pools are rewritten to
-// ceil_mode = 0 so that ONNX inference, our shape rule and every kernel agree.
-bool Importer::FixCeilModePools() {
-  bool changed = false;
-  for (auto& n : *model_.mutable_graph()->mutable_node()) {
-    const std::string& t = n.op_type();
-    if ((t != "MaxPool" && t != "AveragePool" && t != "LpPool") || n.input_size() < 1 ||
-        AttrInt(n, "ceil_mode", 0) == 0 || opaque_nodes_.count(n.name()))
-      continue;
-    if (const AttributeProto* a = FindAttr(n, "auto_pad"); a && a->s() != "NOTSET") continue;
-    auto x = StaticShapeOf(n.input(0));
-    if (!x || x->size() < 3) continue;
-    size_t nsp = x->size() - 2;
-    std::vector<int64_t> k = AttrInts(n, "kernel_shape").value_or(std::vector<int64_t>{});
-    std::vector<int64_t> s = AttrInts(n, "strides").value_or(std::vector<int64_t>(nsp, 1));
-    std::vector<int64_t> d = AttrInts(n, "dilations").value_or(std::vector<int64_t>(nsp, 1));
-    std::vector<int64_t> p = AttrInts(n, "pads").value_or(std::vector<int64_t>(2 * nsp, 0));
-    if (k.size() != nsp || s.size() != nsp || d.size() != nsp || p.size() != 2 * nsp) continue;
-    bool any = false, all = true;
-    for (size_t i = 0; i < nsp; ++i) {
-      int64_t in = (*x)[2 + i], eff = d[i] * (k[i] - 1) + 1;
-      int64_t span = in + p[i] + p[i + nsp] - eff;
-      if (s[i] <= 0 || span < 0) {
-        all = false;
-        break;
-      }
-      if (span % s[i] == 0) continue;  // ceil and floor agree on this axis
-      int64_t out_ceil = span / s[i] + 2;
-      if ((out_ceil - 1) * s[i] >= in + p[i]) any = true;
-      else all = false;
-    }
-    if (!any || !all) continue;
-    for (auto& a : *n.mutable_attribute())
-      if (a.name() == "ceil_mode") a.set_i(0);
-    changed = true;
-  }
-  return changed;
-}
-
-StatusOr<bool> Importer::FoldRound() {
-  onnx::GraphProto* g = model_.mutable_graph();
-  google::protobuf::RepeatedPtrField<NodeProto> kept;
-  bool changed = FixCeilModePools();
-  for (auto& n : *g->mutable_node()) {
-    SP_ASSIGN_OR_RETURN(bool folded, TryFold(n));
-    if (folded) {
-      changed = true;
-    } else {
-      *kept.Add() = std::move(n);
-    }
-  }
-  g->mutable_node()->Swap(&kept);
-  return changed;
-}
-
+// One pass in topological order: ONNX's shape function of every node, then folding of the node
+// when all its inputs are known. A folded value is an initializer for the nodes after it, so
+// shape arithmetic (Shape -> Gather -> Div -> Concat -> Reshape) resolves in the same pass.
 Status Importer::InferAndFold() {
   SP_RETURN_IF_ERROR(ConvertConstantNodes());
-  int max_rounds = model_.graph().node_size() + 2;
-  for (int round = 0; round < max_rounds; ++round) {
-    SP_RETURN_IF_ERROR(Infer(0));
-    SP_ASSIGN_OR_RETURN(bool changed, FoldRound());
-    if (!changed) return Status::Ok();
+  SP_RETURN_IF_ERROR(SeedTypes());
+  onnx::GraphProto* g = model_.mutable_graph();
+  google::protobuf::RepeatedPtrField<NodeProto> kept;
+  for (auto& n : *g->mutable_node()) {
+    SP_ASSIGN_OR_RETURN(bool folded, InferNode(n));
+    if (!folded) *kept.Add() = std::move(n);
   }
-  return Infer(0);
+  g->mutable_node()->Swap(&kept);
+  return Status::Ok();
 }
 
 // Inputs that ONNX turned from attributes into tensors: (input index, attribute name, as floats).
