@@ -5,6 +5,7 @@
 #include <numeric>
 
 #include "placement/placement.h"
+#include "schedule/min_peak.h"
 #include "support/int_math.h"
 
 namespace sramplan::driver {
@@ -93,7 +94,19 @@ StatusOr<plan::Plan> RunStrategy(const ir::Graph& g, const target::Target& t, co
     for (const auto& s : Strategies()) names += (names.empty() ? "" : ", ") + s.name;
     return InvalidArgument("unknown strategy '" + strategy + "'; choose one of " + names + " or all");
   }
-  const analysis::Schedule sched = analysis::ModelOrder(g);
+  analysis::Schedule sched;
+  std::string schedule_note;
+  if (options.schedule == "model") {
+    sched = analysis::ModelOrder(g);
+  } else if (options.schedule == "minpeak") {
+    schedule::MinPeakResult mp = schedule::MinPeakSchedule(g);
+    sched = mp.order;
+    schedule_note = "min-peak schedule (" + mp.method + "): live peak " + std::to_string(mp.peak_bytes) +
+                    " B vs " + std::to_string(mp.model_order_peak) + " B in model order" +
+                    (mp.proved_optimal ? ", proved optimal" : ", not proved; bound " + std::to_string(mp.lower_bound) + " B");
+  } else {
+    return InvalidArgument("unknown schedule '" + options.schedule + "'; choose model or minpeak");
+  }
   SP_RETURN_IF_ERROR(analysis::ValidateSchedule(g, sched));
   const analysis::Liveness lv = analysis::ComputeLiveness(g, sched);
   const target::MemoryLevel& arena = t.levels[t.arena_level];
@@ -162,6 +175,8 @@ StatusOr<plan::Plan> RunStrategy(const ir::Graph& g, const target::Target& t, co
   p.model = g.name;
   p.target = t.name;
   p.strategy = strategy;
+  p.schedule = options.schedule;
+  if (!schedule_note.empty()) p.notes.push_back(schedule_note);
   p.dtype = options.dtype_name;
   p.batch = options.batch;
   p.arena_level = arena.name;

@@ -23,6 +23,7 @@ bool IsStrategy(const std::string& name);
 struct PlanOptions {
   std::string dtype_name = "int8";  // recorded in the plan; the graph must already carry it
   int64_t batch = 1;
+  std::string schedule = "model";   // "model" (the model's order) or "minpeak" (min-peak DP order)
 };
 
 // Plans `g` (already converted to the planning dtype) on target `t` with `strategy`. The returned

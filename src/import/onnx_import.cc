@@ -1279,11 +1279,11 @@ class Importer {
   int64_t opset_ = 0;
   std::map<std::string, int64_t> domain_versions_;
 
-  // Initializers that carry data (they stay in the graph for ONNX inference), including folded
-  // values; pointers into model_.graph().initializer().
+  // Initializers that carry data, Constant nodes and folded values; the TensorProtos are owned by
+  // model_.graph().initializer(). ONNX shape functions may read them (data_ptrs_).
   std::unordered_map<std::string, const TensorProto*> init_;
-  // Stripped initializers (dims, no data): removed from the graph and declared as graph inputs
-  // while ONNX inference runs, so that it never reads their (missing) payload.
+  // Stripped initializers (dims, no data; graph-only models): kept out of the data map, so that
+  // no ONNX shape function reads their missing payload.
   std::unordered_map<std::string, std::unique_ptr<TensorProto>> stripped_;
   std::unordered_map<std::string, Value> values_;  // decoded small constants
   std::unordered_map<std::string, NewConst> new_consts_;
@@ -1314,7 +1314,7 @@ Status Importer::Parse(const std::string& bytes) {
   bool ok = false;
   try {
     ok = model_.ParseFromString(bytes);
-  } catch (const std::exception& e) {
+  } catch (...) {
     ok = false;
   }
   if (!ok)
@@ -1340,11 +1340,12 @@ Status Importer::Parse(const std::string& bytes) {
 Status Importer::Collect() {
   onnx::GraphProto* g = model_.mutable_graph();
   // Initializers: validate the payload, split into "with data" and "stripped".
-  std::vector<TensorProto*> all;
-  while (!g->initializer().empty()) all.push_back(g->mutable_initializer()->ReleaseLast());
+  std::vector<std::unique_ptr<TensorProto>> all;
+  while (!g->initializer().empty())
+    all.emplace_back(g->mutable_initializer()->ReleaseLast());
   std::reverse(all.begin(), all.end());
-  for (TensorProto* t : all) {
-    std::unique_ptr<TensorProto> owned(t);
+  for (auto& owned : all) {
+    TensorProto* t = owned.get();
     if (t->name().empty()) return InvalidArgument("an initializer has no name");
     if (init_.count(t->name()) || stripped_.count(t->name()))
       return InvalidArgument("initializer " + Q(t->name()) + " is defined twice");
@@ -1442,7 +1443,7 @@ Status Importer::CheckNodes() {
       auto v = domain_versions_.find(domain);
       if (v != domain_versions_.end())
         schema = onnx::OpSchemaRegistry::Schema(n.op_type(), static_cast<int>(v->second), domain);
-    } catch (const std::exception& e) {
+    } catch (...) {
       schema = nullptr;
     }
     if (!schema) {
@@ -1786,13 +1787,18 @@ void Importer::FixCeilModePool(const NodeProto& n) {
 
 // Checks (and completes) the type ONNX inferred for output `o` of node `n`.
 Status Importer::CheckOutputType(const NodeProto& n, const std::string& o) {
+  auto d = declared_.find(o);
   auto it = types_.find(o);
-  if (it == types_.end()) return Status::Ok();
+  if (it == types_.end() || !it->second.has_tensor_type()) {
+    // Nothing inferred: a graph output falls back to its declared type.
+    if (d != declared_.end() && d->second.has_tensor_type()) SetType(o, d->second);
+    it = types_.find(o);
+    if (it == types_.end() || !it->second.has_tensor_type()) return Status::Ok();
+  }
   onnx::TypeProto& type = it->second;
-  if (!type.has_tensor_type()) return Status::Ok();
   auto* tt = type.mutable_tensor_type();
   // A graph output: the declared type fills what inference left open, and must agree with it.
-  if (auto d = declared_.find(o); d != declared_.end() && d->second.has_tensor_type()) {
+  if (d != declared_.end() && d->second.has_tensor_type()) {
     const auto& dt = d->second.tensor_type();
     if (tt->elem_type() == 0) tt->set_elem_type(dt.elem_type());
     if (dt.has_shape()) {
@@ -1834,8 +1840,12 @@ StatusOr<bool> Importer::InferNode(NodeProto& n) {
     for (const auto& vi : preserved_vi_)
       for (const auto& o : n.output())
         if (vi.name() == o) SetType(vi.name(), vi.type());
+    for (const auto& o : n.output())
+      if (!o.empty()) SP_RETURN_IF_ERROR(CheckOutputType(n, o));
     return false;
   }
+  for (const auto& i : n.input())
+    if (!i.empty() && !type_ptrs_.count(i)) return ShapeError(i);
   SP_RETURN_IF_ERROR(CheckBeforeInference(n));
   const std::string& t = n.op_type();
   if (schema->has_type_and_shape_inference_function()) {
@@ -1948,6 +1958,12 @@ std::string Importer::ProducerOf(const std::string& name) const {
 }
 
 Status Importer::ShapeError(const std::string& tensor) {
+  auto p = producer_.find(tensor);
+  if (p != producer_.end() && !schemas_.count(p->second))
+    return InvalidArgument("the shape of tensor " + Q(tensor) + " (output of node " +
+                           Q(p->second) +
+                           ", an op ONNX has no schema for) is unknown; add a value_info entry "
+                           "with its type and static shape to the model");
   return InvalidArgument("ONNX shape inference could not determine the shape of tensor " +
                          Q(tensor) + " (output of node " + ProducerOf(tensor) + ", got " +
                          DescribeShape(tensor) +

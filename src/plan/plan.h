@@ -88,6 +88,7 @@ struct Plan {
   std::string model;
   std::string target;
   std::string strategy;
+  std::string schedule = "model";  // how the step order was chosen
   std::string dtype;
   int64_t batch = 1;
   std::string arena_level;

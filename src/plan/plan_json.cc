@@ -16,6 +16,7 @@ std::string PlanToJson(const Plan& p) {
   j["model"] = p.model;
   j["target"] = p.target;
   j["strategy"] = p.strategy;
+  j["schedule"] = p.schedule;
   j["dtype"] = p.dtype;
   j["batch"] = p.batch;
   j["arena_level"] = p.arena_level;
@@ -82,6 +83,7 @@ static StatusOr<Plan> PlanFromJsonImpl(const std::string& text) {
   p.model = j.at("model").get<std::string>();
   p.target = j.at("target").get<std::string>();
   p.strategy = j.at("strategy").get<std::string>();
+  p.schedule = j.value("schedule", "model");
   p.dtype = j.value("dtype", "");
   p.batch = j.value("batch", int64_t{1});
   p.arena_level = j.value("arena_level", "");

@@ -457,6 +457,109 @@ TEST(OnnxImportTest, Opset13InputsBecomeAttributes) {
   EXPECT_EQ(T(*g, "rs").shape, (std::vector<int64_t>{1, 2, 1, 1}));
 }
 
+TEST(OnnxImportTest, Opset17OpsImport) {
+  ModelBuilder b(17);
+  b.Input("x", {"batch", 6, 16});
+  b.Init("ln.scale", {16});
+  b.Init("ln.bias", {16});
+  auto* ln = b.Node("LayerNormalization", {"x", "ln.scale", "ln.bias"}, {"n"}, "ln");
+  ModelBuilder::AttrInt(ln, "axis", -1);
+  b.Node("HardSwish", {"n"}, {"h"}, "hswish");
+  b.Node("Erf", {"h"}, {"e"}, "erf");
+  b.InitInts("exp_shape", {1, 6, 1});
+  b.Node("Expand", {"e", "exp_shape"}, {"xe"}, "expand");
+  b.InitInts("reps", {1, 1, 2});
+  b.Node("Tile", {"xe", "reps"}, {"y"}, "tile");
+  b.Output("y");
+  auto g = Import(b, 2);
+  ASSERT_TRUE(g.ok()) << g.status().message();
+  const ir::Op* op = FindOp(*g, "LayerNormalization");
+  ASSERT_NE(op, nullptr);
+  EXPECT_EQ(op->inputs.size(), 3u);  // scale and bias are real weights
+  EXPECT_EQ(FindOp(*g, "Expand")->attrs.GetInts("shape"), (std::vector<int64_t>{1, 6, 1}));
+  EXPECT_EQ(FindOp(*g, "Expand")->inputs.size(), 1u);
+  EXPECT_EQ(FindOp(*g, "Tile")->attrs.GetInts("repeats"), (std::vector<int64_t>{1, 1, 2}));
+  EXPECT_EQ(T(*g, "y").shape, (std::vector<int64_t>{2, 6, 32}));
+}
+
+TEST(OnnxImportTest, UpsampleOpset9ScalesBecomeAttribute) {
+  ModelBuilder b(9);
+  b.Input("x", {1, 3, 4, 4});
+  b.Init("scales", {4}, {1.0f, 1.0f, 2.0f, 2.0f});
+  auto* up = b.Node("Upsample", {"x", "scales"}, {"y"}, "up");
+  ModelBuilder::AttrString(up, "mode", "nearest");
+  b.Output("y");
+  auto g = Import(b);
+  ASSERT_TRUE(g.ok()) << g.status().message();
+  const ir::Op* op = FindOp(*g, "Upsample");
+  ASSERT_NE(op, nullptr);
+  EXPECT_EQ(op->inputs.size(), 1u);
+  EXPECT_EQ(op->attrs.GetFloats("scales"), (std::vector<double>{1, 1, 2, 2}));
+  EXPECT_EQ(T(*g, "y").shape, (std::vector<int64_t>{1, 3, 8, 8}));
+}
+
+TEST(OnnxImportTest, RuntimeShapeIsAnErrorNamingTheTensor) {
+  ModelBuilder b;
+  b.Input("x", {2, 12});
+  b.Input("target_shape", {2}, TensorProto::INT64);
+  b.Node("Reshape", {"x", "target_shape"}, {"reshaped"}, "dyn_reshape");
+  b.Node("Relu", {"reshaped"}, {"y"});
+  b.Output("y");
+  auto g = Import(b);
+  ASSERT_FALSE(g.ok());
+  EXPECT_EQ(g.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_THAT(g.status().message(), HasSubstr("'reshaped'"));
+  EXPECT_THAT(g.status().message(), HasSubstr("dyn_reshape"));
+}
+
+TEST(OnnxImportTest, BadAttributesAreErrorsNotCrashes) {
+  {  // a zero stride would make libonnx divide by zero
+    ModelBuilder b;
+    b.Input("x", {1, 2, 8, 8});
+    auto* mp = b.Node("MaxPool", {"x"}, {"y"}, "pool0");
+    ModelBuilder::AttrInts(mp, "kernel_shape", {2, 2});
+    ModelBuilder::AttrInts(mp, "strides", {0, 1});
+    b.Output("y");
+    auto g = Import(b);
+    ASSERT_FALSE(g.ok());
+    EXPECT_THAT(g.status().message(), HasSubstr("pool0"));
+    EXPECT_THAT(g.status().message(), HasSubstr("strides"));
+  }
+  {  // a weight of the wrong rank would be indexed out of bounds
+    ModelBuilder b;
+    b.Input("x", {1, 4, 5, 5});
+    b.Init("w", {4});
+    b.Node("ConvTranspose", {"x", "w"}, {"y"}, "deconv");
+    b.Output("y");
+    auto g = Import(b);
+    ASSERT_FALSE(g.ok());
+    EXPECT_THAT(g.status().message(), HasSubstr("deconv"));
+  }
+  {  // pads producing an empty output
+    ModelBuilder b;
+    b.Input("x", {1, 4});
+    b.InitInts("pads", {0, -4, 0, 0});
+    b.Node("Pad", {"x", "pads"}, {"y"}, "crop_all");
+    b.Output("y");
+    auto g = Import(b);
+    ASSERT_FALSE(g.ok());
+    EXPECT_THAT(g.status().message(), HasSubstr("'y'"));
+  }
+}
+
+TEST(OnnxImportTest, DeclaredOutputShapeMustAgree) {
+  ModelBuilder b;
+  b.Input("x", {1, 4});
+  b.Node("Relu", {"x"}, {"y"});
+  b.Output("y");
+  auto* sh = b.g()->mutable_output(0)->mutable_type()->mutable_tensor_type()->mutable_shape();
+  sh->add_dim()->set_dim_value(1);
+  sh->add_dim()->set_dim_value(5);
+  auto g = Import(b);
+  ASSERT_FALSE(g.ok());
+  EXPECT_THAT(g.status().message(), HasSubstr("'y'"));
+}
+
 TEST(OnnxImportTest, IdentityAndDropoutAreDropped) {
   ModelBuilder b;
   b.Input("x", {1, 16});

@@ -113,6 +113,7 @@ struct PlanFlags {
   bool map = false;
   bool no_map = false;
   bool print_target = false;
+  std::string schedule = "model";
 };
 
 int CmdPlan(const ModelFlags& f, const PlanFlags& pf) {
@@ -134,6 +135,7 @@ int CmdPlan(const ModelFlags& f, const PlanFlags& pf) {
   sp::driver::PlanOptions opts;
   opts.dtype_name = f.dtype;
   opts.batch = f.batch;
+  opts.schedule = pf.schedule;
   std::vector<sp::plan::Plan> plans;
   for (const auto& s : strategies) {
     auto t0 = std::chrono::steady_clock::now();
@@ -228,6 +230,9 @@ int main(int argc, char** argv) {
   std::string strategies_help = "strategy, or 'all' to compare them:";
   for (const auto& s : sp::driver::Strategies()) strategies_help += "\n  " + s.name + ": " + s.description;
   plan->add_option("--strategy", pf.strategy, strategies_help);
+  plan->add_option("--schedule", pf.schedule,
+                   "operator order: model (as given, default) or minpeak (min-peak-memory order, exact DP)")
+      ->check(CLI::IsMember({"model", "minpeak"}));
   plan->add_option("--json", pf.json, "write the plan (docs/plan-format.md) to this file");
   plan->add_option("--csv", pf.csv_dir, "write summary.csv and per_layer.csv into this directory");
   plan->add_flag("--map", pf.map, "always print the ASCII memory map");
