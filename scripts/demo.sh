@@ -5,7 +5,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh
-scripts/build.sh release
+scripts/build.sh release sramplan
 set +e
 build/sramplan plan models/mcunet_blocks/mcunet-320kb-imagenet.graph.json --target stm32f411re \
   --strategy all --json build/demo-plan.json --csv build/demo-csv

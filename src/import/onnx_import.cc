@@ -103,15 +103,24 @@ bool IsFloatElem(int32_t t) {
 
 std::optional<ir::DataType> ToIrType(int32_t t) {
   switch (t) {
-    case TensorProto::FLOAT: return ir::DataType::kFloat32;
-    case TensorProto::FLOAT16: return ir::DataType::kFloat16;
-    case TensorProto::INT8: return ir::DataType::kInt8;
-    case TensorProto::UINT8: return ir::DataType::kUInt8;
-    case TensorProto::INT16: return ir::DataType::kInt16;
-    case TensorProto::INT32: return ir::DataType::kInt32;
-    case TensorProto::INT64: return ir::DataType::kInt64;
-    case TensorProto::BOOL: return ir::DataType::kBool;
-    default: return std::nullopt;
+    case TensorProto::FLOAT:
+      return ir::DataType::kFloat32;
+    case TensorProto::FLOAT16:
+      return ir::DataType::kFloat16;
+    case TensorProto::INT8:
+      return ir::DataType::kInt8;
+    case TensorProto::UINT8:
+      return ir::DataType::kUInt8;
+    case TensorProto::INT16:
+      return ir::DataType::kInt16;
+    case TensorProto::INT32:
+      return ir::DataType::kInt32;
+    case TensorProto::INT64:
+      return ir::DataType::kInt64;
+    case TensorProto::BOOL:
+      return ir::DataType::kBool;
+    default:
+      return std::nullopt;
   }
 }
 
@@ -240,16 +249,22 @@ struct Value {
       f[k] = RoundFloat(v);
     } else {
       int64_t x;
-      if (!(v == v)) x = 0;
-      else if (v >= 9.2e18) x = INT64_MAX;
-      else if (v <= -9.2e18) x = INT64_MIN;
-      else x = static_cast<int64_t>(v);
+      if (!(v == v))
+        x = 0;
+      else if (v >= 9.2e18)
+        x = INT64_MAX;
+      else if (v <= -9.2e18)
+        x = INT64_MIN;
+      else
+        x = static_cast<int64_t>(v);
       i[k] = WrapInt(x);
     }
   }
   void SetI(int64_t k, int64_t v) {
-    if (is_float()) f[k] = RoundFloat(static_cast<double>(v));
-    else i[k] = WrapInt(v);
+    if (is_float())
+      f[k] = RoundFloat(static_cast<double>(v));
+    else
+      i[k] = WrapInt(v);
   }
   double RoundFloat(double v) const {
     if (type == TensorProto::FLOAT) return static_cast<double>(static_cast<float>(v));
@@ -259,14 +274,22 @@ struct Value {
   }
   int64_t WrapInt(int64_t v) const {
     switch (type) {
-      case TensorProto::BOOL: return v != 0;
-      case TensorProto::INT8: return static_cast<int8_t>(v);
-      case TensorProto::UINT8: return static_cast<uint8_t>(v);
-      case TensorProto::INT16: return static_cast<int16_t>(v);
-      case TensorProto::UINT16: return static_cast<uint16_t>(v);
-      case TensorProto::INT32: return static_cast<int32_t>(v);
-      case TensorProto::UINT32: return static_cast<uint32_t>(v);
-      default: return v;
+      case TensorProto::BOOL:
+        return v != 0;
+      case TensorProto::INT8:
+        return static_cast<int8_t>(v);
+      case TensorProto::UINT8:
+        return static_cast<uint8_t>(v);
+      case TensorProto::INT16:
+        return static_cast<int16_t>(v);
+      case TensorProto::UINT16:
+        return static_cast<uint16_t>(v);
+      case TensorProto::INT32:
+        return static_cast<int32_t>(v);
+      case TensorProto::UINT32:
+        return static_cast<uint32_t>(v);
+      default:
+        return v;
     }
   }
 };
@@ -288,7 +311,9 @@ Value DecodeBytes(int32_t type, const Dims& dims, const std::vector<uint8_t>& by
         v.f[k] = x;
         break;
       }
-      case TensorProto::DOUBLE: std::memcpy(&v.f[k], p, 8); break;
+      case TensorProto::DOUBLE:
+        std::memcpy(&v.f[k], p, 8);
+        break;
       case TensorProto::FLOAT16: {
         uint16_t h;
         std::memcpy(&h, p, 2);
@@ -301,9 +326,15 @@ Value DecodeBytes(int32_t type, const Dims& dims, const std::vector<uint8_t>& by
         v.f[k] = Bf16ToFloat(h);
         break;
       }
-      case TensorProto::INT8: v.i[k] = static_cast<int8_t>(*p); break;
-      case TensorProto::UINT8: v.i[k] = *p; break;
-      case TensorProto::BOOL: v.i[k] = *p != 0; break;
+      case TensorProto::INT8:
+        v.i[k] = static_cast<int8_t>(*p);
+        break;
+      case TensorProto::UINT8:
+        v.i[k] = *p;
+        break;
+      case TensorProto::BOOL:
+        v.i[k] = *p != 0;
+        break;
       case TensorProto::INT16: {
         int16_t x;
         std::memcpy(&x, p, 2);
@@ -328,14 +359,17 @@ Value DecodeBytes(int32_t type, const Dims& dims, const std::vector<uint8_t>& by
         v.i[k] = x;
         break;
       }
-      case TensorProto::INT64: std::memcpy(&v.i[k], p, 8); break;
+      case TensorProto::INT64:
+        std::memcpy(&v.i[k], p, 8);
+        break;
       case TensorProto::UINT64: {
         uint64_t x;
         std::memcpy(&x, p, 8);
         v.i[k] = static_cast<int64_t>(x);
         break;
       }
-      default: break;
+      default:
+        break;
     }
   }
   return v;
@@ -353,20 +387,45 @@ std::vector<uint8_t> EncodeBytes(const Value& v) {
   std::vector<uint8_t> out(static_cast<size_t>(n) * es);
   for (int64_t k = 0; k < n; ++k) {
     switch (v.type) {
-      case TensorProto::FLOAT: Put<float>(out, k, static_cast<float>(v.f[k])); break;
-      case TensorProto::DOUBLE: Put<double>(out, k, v.f[k]); break;
-      case TensorProto::FLOAT16: Put<uint16_t>(out, k, FloatToHalf(static_cast<float>(v.f[k]))); break;
-      case TensorProto::BFLOAT16: Put<uint16_t>(out, k, FloatToBf16(static_cast<float>(v.f[k]))); break;
-      case TensorProto::INT8: Put<int8_t>(out, k, static_cast<int8_t>(v.i[k])); break;
+      case TensorProto::FLOAT:
+        Put<float>(out, k, static_cast<float>(v.f[k]));
+        break;
+      case TensorProto::DOUBLE:
+        Put<double>(out, k, v.f[k]);
+        break;
+      case TensorProto::FLOAT16:
+        Put<uint16_t>(out, k, FloatToHalf(static_cast<float>(v.f[k])));
+        break;
+      case TensorProto::BFLOAT16:
+        Put<uint16_t>(out, k, FloatToBf16(static_cast<float>(v.f[k])));
+        break;
+      case TensorProto::INT8:
+        Put<int8_t>(out, k, static_cast<int8_t>(v.i[k]));
+        break;
       case TensorProto::UINT8:
-      case TensorProto::BOOL: Put<uint8_t>(out, k, static_cast<uint8_t>(v.i[k])); break;
-      case TensorProto::INT16: Put<int16_t>(out, k, static_cast<int16_t>(v.i[k])); break;
-      case TensorProto::UINT16: Put<uint16_t>(out, k, static_cast<uint16_t>(v.i[k])); break;
-      case TensorProto::INT32: Put<int32_t>(out, k, static_cast<int32_t>(v.i[k])); break;
-      case TensorProto::UINT32: Put<uint32_t>(out, k, static_cast<uint32_t>(v.i[k])); break;
-      case TensorProto::INT64: Put<int64_t>(out, k, v.i[k]); break;
-      case TensorProto::UINT64: Put<uint64_t>(out, k, static_cast<uint64_t>(v.i[k])); break;
-      default: break;
+      case TensorProto::BOOL:
+        Put<uint8_t>(out, k, static_cast<uint8_t>(v.i[k]));
+        break;
+      case TensorProto::INT16:
+        Put<int16_t>(out, k, static_cast<int16_t>(v.i[k]));
+        break;
+      case TensorProto::UINT16:
+        Put<uint16_t>(out, k, static_cast<uint16_t>(v.i[k]));
+        break;
+      case TensorProto::INT32:
+        Put<int32_t>(out, k, static_cast<int32_t>(v.i[k]));
+        break;
+      case TensorProto::UINT32:
+        Put<uint32_t>(out, k, static_cast<uint32_t>(v.i[k]));
+        break;
+      case TensorProto::INT64:
+        Put<int64_t>(out, k, v.i[k]);
+        break;
+      case TensorProto::UINT64:
+        Put<uint64_t>(out, k, static_cast<uint64_t>(v.i[k]));
+        break;
+      default:
+        break;
     }
   }
   return out;
@@ -496,16 +555,27 @@ void CopyAttributes(const NodeProto& n, ir::Attributes* out) {
   for (const auto& a : n.attribute()) {
     AttributeProto::AttributeType type = a.type();
     if (type == AttributeProto::UNDEFINED) {  // old files: deduce from the populated field
-      if (a.ints_size()) type = AttributeProto::INTS;
-      else if (a.floats_size()) type = AttributeProto::FLOATS;
-      else if (a.has_s()) type = AttributeProto::STRING;
-      else if (a.has_f()) type = AttributeProto::FLOAT;
-      else if (a.has_i()) type = AttributeProto::INT;
+      if (a.ints_size())
+        type = AttributeProto::INTS;
+      else if (a.floats_size())
+        type = AttributeProto::FLOATS;
+      else if (a.has_s())
+        type = AttributeProto::STRING;
+      else if (a.has_f())
+        type = AttributeProto::FLOAT;
+      else if (a.has_i())
+        type = AttributeProto::INT;
     }
     switch (type) {
-      case AttributeProto::INT: out->Set(a.name(), static_cast<int64_t>(a.i())); break;
-      case AttributeProto::FLOAT: out->Set(a.name(), static_cast<double>(a.f())); break;
-      case AttributeProto::STRING: out->Set(a.name(), a.s()); break;
+      case AttributeProto::INT:
+        out->Set(a.name(), static_cast<int64_t>(a.i()));
+        break;
+      case AttributeProto::FLOAT:
+        out->Set(a.name(), static_cast<double>(a.f()));
+        break;
+      case AttributeProto::STRING:
+        out->Set(a.name(), a.s());
+        break;
       case AttributeProto::INTS:
         out->Set(a.name(), std::vector<int64_t>(a.ints().begin(), a.ints().end()));
         break;
@@ -523,13 +593,16 @@ void CopyAttributes(const NodeProto& n, ir::Attributes* out) {
             Value v = DecodeBytes(a.t().data_type(), Dims(a.t().dims().begin(), a.t().dims().end()),
                                   bytes);
             if (v.size() == 1) {
-              if (v.is_float()) out->Set(a.name(), v.f[0]);
-              else out->Set(a.name(), v.i[0]);
+              if (v.is_float())
+                out->Set(a.name(), v.f[0]);
+              else
+                out->Set(a.name(), v.i[0]);
             }
           }
         }
         break;
-      default: break;  // graphs, strings lists, sparse tensors: not representable, dropped
+      default:
+        break;  // graphs, strings lists, sparse tensors: not representable, dropped
     }
   }
 }
@@ -633,8 +706,10 @@ StatusOr<bool> Evaluator::Run(std::vector<Value>* out) {
     y.dims = x->dims;
     y.Resize(x->size());
     for (int64_t k = 0; k < x->size(); ++k) {
-      if (x->is_float()) y.SetD(k, x->f[k]);
-      else y.SetI(k, x->i[k]);
+      if (x->is_float())
+        y.SetD(k, x->f[k]);
+      else
+        y.SetI(k, x->i[k]);
     }
     return true;
   }
@@ -704,8 +779,7 @@ StatusOr<bool> Evaluator::Run(std::vector<Value>* out) {
       for (int64_t k = 0; k < nr; ++k) nd.push_back(ins[k] ? 1 : d[src++]);
     }
     auto n = NumElements(nd);
-    if (!n || *n != x->size())
-      return Bad("cannot reshape " + DimsStr(d) + " to " + DimsStr(nd));
+    if (!n || *n != x->size()) return Bad("cannot reshape " + DimsStr(d) + " to " + DimsStr(nd));
     y = *x;
     y.dims = nd;
     return true;
@@ -736,8 +810,10 @@ StatusOr<bool> Evaluator::Run(std::vector<Value>* out) {
       y.dims = d;
       y.Resize(*NumElements(d));
       for (int64_t k = 0; k < y.size(); ++k) {
-        if (v.is_float()) y.SetD(k, fill);
-        else y.SetI(k, v.i[0]);
+        if (v.is_float())
+          y.SetD(k, fill);
+        else
+          y.SetI(k, v.i[0]);
       }
       return true;
     }
@@ -757,8 +833,10 @@ StatusOr<bool> Evaluator::Run(std::vector<Value>* out) {
     y.dims = {n};
     y.Resize(n);
     for (int64_t k = 0; k < n; ++k) {
-      if (s->is_float()) y.SetD(k, start + k * delta);
-      else y.SetI(k, s->i[0] + k * dl->i[0]);
+      if (s->is_float())
+        y.SetD(k, start + k * delta);
+      else
+        y.SetI(k, s->i[0] + k * dl->i[0]);
     }
     return true;
   }
@@ -776,8 +854,10 @@ StatusOr<bool> Evaluator::Run(std::vector<Value>* out) {
     y.Resize(*NumElements(*b));
     std::vector<int64_t> idx = BroadcastIndex(*b, x->dims);
     for (int64_t k = 0; k < y.size(); ++k) {
-      if (x->is_float()) y.f[k] = x->f[idx[k]];
-      else y.i[k] = x->i[idx[k]];
+      if (x->is_float())
+        y.f[k] = x->f[idx[k]];
+      else
+        y.i[k] = x->i[idx[k]];
     }
     return true;
   }
@@ -787,11 +867,26 @@ StatusOr<bool> Evaluator::Run(std::vector<Value>* out) {
 StatusOr<bool> Evaluator::Elementwise(std::vector<Value>* out) {
   const std::string& t = n_.op_type();
   Value& y = (*out)[0];
-  static const std::set<std::string> kUnary = {"Neg", "Abs", "Sqrt", "Floor", "Ceil", "Not",
-                                               "Reciprocal", "Relu", "Sign", "Exp", "Log"};
-  static const std::set<std::string> kBinary = {
-      "Add", "Sub", "Mul", "Div", "Pow", "Mod", "Equal", "Less", "Greater", "LessOrEqual",
-      "GreaterOrEqual", "And", "Or", "Xor", "Max", "Min", "Where", "Sum"};
+  static const std::set<std::string> kUnary = {"Neg",        "Abs",  "Sqrt", "Floor", "Ceil", "Not",
+                                               "Reciprocal", "Relu", "Sign", "Exp",   "Log"};
+  static const std::set<std::string> kBinary = {"Add",
+                                                "Sub",
+                                                "Mul",
+                                                "Div",
+                                                "Pow",
+                                                "Mod",
+                                                "Equal",
+                                                "Less",
+                                                "Greater",
+                                                "LessOrEqual",
+                                                "GreaterOrEqual",
+                                                "And",
+                                                "Or",
+                                                "Xor",
+                                                "Max",
+                                                "Min",
+                                                "Where",
+                                                "Sum"};
   bool unary = kUnary.count(t) > 0;
   if (!unary && !kBinary.count(t)) return false;
   std::vector<const Value*> args;
@@ -826,33 +921,51 @@ StatusOr<bool> Evaluator::Elementwise(std::vector<Value>* out) {
       const Value& c = *args[0];
       const Value& src = c.I(idx[0][k]) ? *args[1] : *args[2];
       int64_t j = c.I(idx[0][k]) ? idx[1][k] : idx[2][k];
-      if (src.is_float()) y.SetD(k, src.D(j));
-      else y.SetI(k, src.I(j));
+      if (src.is_float())
+        y.SetD(k, src.D(j));
+      else
+        y.SetI(k, src.I(j));
       continue;
     }
     if (unary) {
       int64_t j = idx[0][k];
       if (fl || t == "Sqrt" || t == "Exp" || t == "Log" || t == "Reciprocal") {
         double v = a.D(j), r = v;
-        if (t == "Neg") r = -v;
-        else if (t == "Abs") r = std::fabs(v);
-        else if (t == "Sqrt") r = std::sqrt(v);
-        else if (t == "Floor") r = std::floor(v);
-        else if (t == "Ceil") r = std::ceil(v);
-        else if (t == "Not") r = v == 0;
-        else if (t == "Reciprocal") r = 1.0 / v;
-        else if (t == "Relu") r = v > 0 ? v : 0;
-        else if (t == "Sign") r = (v > 0) - (v < 0);
-        else if (t == "Exp") r = std::exp(v);
-        else if (t == "Log") r = std::log(v);
+        if (t == "Neg")
+          r = -v;
+        else if (t == "Abs")
+          r = std::fabs(v);
+        else if (t == "Sqrt")
+          r = std::sqrt(v);
+        else if (t == "Floor")
+          r = std::floor(v);
+        else if (t == "Ceil")
+          r = std::ceil(v);
+        else if (t == "Not")
+          r = v == 0;
+        else if (t == "Reciprocal")
+          r = 1.0 / v;
+        else if (t == "Relu")
+          r = v > 0 ? v : 0;
+        else if (t == "Sign")
+          r = (v > 0) - (v < 0);
+        else if (t == "Exp")
+          r = std::exp(v);
+        else if (t == "Log")
+          r = std::log(v);
         y.SetD(k, r);
       } else {
         int64_t v = a.I(j), r = v;
-        if (t == "Neg") r = v == INT64_MIN ? v : -v;
-        else if (t == "Abs") r = v < 0 && v != INT64_MIN ? -v : v;
-        else if (t == "Not") r = v == 0;
-        else if (t == "Relu") r = v > 0 ? v : 0;
-        else if (t == "Sign") r = (v > 0) - (v < 0);
+        if (t == "Neg")
+          r = v == INT64_MIN ? v : -v;
+        else if (t == "Abs")
+          r = v < 0 && v != INT64_MIN ? -v : v;
+        else if (t == "Not")
+          r = v == 0;
+        else if (t == "Relu")
+          r = v > 0 ? v : 0;
+        else if (t == "Sign")
+          r = (v > 0) - (v < 0);
         y.SetI(k, r);
       }
       continue;
@@ -874,51 +987,81 @@ StatusOr<bool> Evaluator::Elementwise(std::vector<Value>* out) {
           iacc += iv;
         }
       }
-      if (fl) y.SetD(k, acc);
-      else y.SetI(k, iacc);
+      if (fl)
+        y.SetD(k, acc);
+      else
+        y.SetI(k, iacc);
       continue;
     }
     const Value& b = *args[1];
     int64_t ja = idx[0][k], jb = idx[1][k];
     if (fl || b.is_float()) {
       double u = a.D(ja), v = b.D(jb), r = 0;
-      if (t == "Add") r = u + v;
-      else if (t == "Sub") r = u - v;
-      else if (t == "Mul") r = u * v;
-      else if (t == "Div") r = u / v;
-      else if (t == "Pow") r = std::pow(u, v);
-      else if (t == "Mod") r = fmod ? std::fmod(u, v) : u - std::floor(u / v) * v;
-      else if (t == "Equal") r = u == v;
-      else if (t == "Less") r = u < v;
-      else if (t == "Greater") r = u > v;
-      else if (t == "LessOrEqual") r = u <= v;
-      else if (t == "GreaterOrEqual") r = u >= v;
-      else if (t == "And") r = (u != 0) && (v != 0);
-      else if (t == "Or") r = (u != 0) || (v != 0);
-      else if (t == "Xor") r = (u != 0) != (v != 0);
+      if (t == "Add")
+        r = u + v;
+      else if (t == "Sub")
+        r = u - v;
+      else if (t == "Mul")
+        r = u * v;
+      else if (t == "Div")
+        r = u / v;
+      else if (t == "Pow")
+        r = std::pow(u, v);
+      else if (t == "Mod")
+        r = fmod ? std::fmod(u, v) : u - std::floor(u / v) * v;
+      else if (t == "Equal")
+        r = u == v;
+      else if (t == "Less")
+        r = u < v;
+      else if (t == "Greater")
+        r = u > v;
+      else if (t == "LessOrEqual")
+        r = u <= v;
+      else if (t == "GreaterOrEqual")
+        r = u >= v;
+      else if (t == "And")
+        r = (u != 0) && (v != 0);
+      else if (t == "Or")
+        r = (u != 0) || (v != 0);
+      else if (t == "Xor")
+        r = (u != 0) != (v != 0);
       y.SetD(k, r);
     } else {
       int64_t u = a.I(ja), v = b.I(jb), r = 0;
-      if (t == "Add") r = static_cast<int64_t>(static_cast<uint64_t>(u) + static_cast<uint64_t>(v));
-      else if (t == "Sub") r = static_cast<int64_t>(static_cast<uint64_t>(u) - static_cast<uint64_t>(v));
-      else if (t == "Mul") r = static_cast<int64_t>(static_cast<uint64_t>(u) * static_cast<uint64_t>(v));
+      if (t == "Add")
+        r = static_cast<int64_t>(static_cast<uint64_t>(u) + static_cast<uint64_t>(v));
+      else if (t == "Sub")
+        r = static_cast<int64_t>(static_cast<uint64_t>(u) - static_cast<uint64_t>(v));
+      else if (t == "Mul")
+        r = static_cast<int64_t>(static_cast<uint64_t>(u) * static_cast<uint64_t>(v));
       else if (t == "Div" || t == "Mod") {
         if (v == 0) return Bad("integer division by zero");
-        if (u == INT64_MIN && v == -1) r = t == "Div" ? INT64_MIN : 0;
-        else if (t == "Div") r = u / v;  // truncation, as ONNX Runtime
+        if (u == INT64_MIN && v == -1)
+          r = t == "Div" ? INT64_MIN : 0;
+        else if (t == "Div")
+          r = u / v;  // truncation, as ONNX Runtime
         else {
           r = u % v;
           if (!fmod && r != 0 && ((r < 0) != (v < 0))) r += v;  // sign of the divisor
         }
-      } else if (t == "Pow") r = static_cast<int64_t>(std::pow(static_cast<double>(u), static_cast<double>(v)));
-      else if (t == "Equal") r = u == v;
-      else if (t == "Less") r = u < v;
-      else if (t == "Greater") r = u > v;
-      else if (t == "LessOrEqual") r = u <= v;
-      else if (t == "GreaterOrEqual") r = u >= v;
-      else if (t == "And") r = (u != 0) && (v != 0);
-      else if (t == "Or") r = (u != 0) || (v != 0);
-      else if (t == "Xor") r = (u != 0) != (v != 0);
+      } else if (t == "Pow")
+        r = static_cast<int64_t>(std::pow(static_cast<double>(u), static_cast<double>(v)));
+      else if (t == "Equal")
+        r = u == v;
+      else if (t == "Less")
+        r = u < v;
+      else if (t == "Greater")
+        r = u > v;
+      else if (t == "LessOrEqual")
+        r = u <= v;
+      else if (t == "GreaterOrEqual")
+        r = u >= v;
+      else if (t == "And")
+        r = (u != 0) && (v != 0);
+      else if (t == "Or")
+        r = (u != 0) || (v != 0);
+      else if (t == "Xor")
+        r = (u != 0) != (v != 0);
       y.SetI(k, r);
     }
   }
@@ -952,8 +1095,10 @@ StatusOr<bool> Evaluator::Gather(Value* out) {
                    std::to_string(dim));
       for (int64_t in = 0; in < inner; ++in, ++pos) {
         int64_t src = (o * dim + j) * inner + in;
-        if (x->is_float()) out->f[pos] = x->f[src];
-        else out->i[pos] = x->i[src];
+        if (x->is_float())
+          out->f[pos] = x->f[src];
+        else
+          out->i[pos] = x->i[src];
       }
     }
   }
@@ -989,8 +1134,10 @@ StatusOr<bool> Evaluator::Concat(Value* out) {
     for (const Value* v : in_) {
       int64_t chunk = v->size() / std::max<int64_t>(outer, 1);
       for (int64_t c = 0; c < chunk; ++c, ++pos) {
-        if (a.is_float()) out->f[pos] = v->f[o * chunk + c];
-        else out->i[pos] = v->i[o * chunk + c];
+        if (a.is_float())
+          out->f[pos] = v->f[o * chunk + c];
+        else
+          out->i[pos] = v->i[o * chunk + c];
       }
     }
   }
@@ -1018,7 +1165,8 @@ StatusOr<bool> Evaluator::Slice(Value* out) {
     ends = AttrInts(n_, "ends");
     axes = AttrInts(n_, "axes");
   }
-  if (!starts || !ends || starts->size() != ends->size()) return Bad("starts/ends are inconsistent");
+  if (!starts || !ends || starts->size() != ends->size())
+    return Bad("starts/ends are inconsistent");
   int64_t r = static_cast<int64_t>(x->dims.size());
   size_t m = starts->size();
   if (!axes) {
@@ -1059,8 +1207,10 @@ StatusOr<bool> Evaluator::Slice(Value* out) {
   for (int64_t k = 0; k < n; ++k) {
     int64_t src = 0;
     for (int64_t a = 0; a < r; ++a) src += (begin[a] + coord[a] * step[a]) * xs[a];
-    if (x->is_float()) out->f[k] = x->f[src];
-    else out->i[k] = x->i[src];
+    if (x->is_float())
+      out->f[k] = x->f[src];
+    else
+      out->i[k] = x->i[src];
     for (int64_t a = r - 1; a >= 0; --a) {
       if (++coord[a] < od[a]) break;
       coord[a] = 0;
@@ -1090,8 +1240,10 @@ StatusOr<bool> Evaluator::Transpose(Value* out) {
   for (int64_t k = 0; k < x->size(); ++k) {
     int64_t src = 0;
     for (int64_t a = 0; a < r; ++a) src += coord[a] * xs[perm[a]];
-    if (x->is_float()) out->f[k] = x->f[src];
-    else out->i[k] = x->i[src];
+    if (x->is_float())
+      out->f[k] = x->f[src];
+    else
+      out->i[k] = x->i[src];
     for (int64_t a = r - 1; a >= 0; --a) {
       if (++coord[a] < od[a]) break;
       coord[a] = 0;
@@ -1123,8 +1275,10 @@ StatusOr<bool> Evaluator::Tile(Value* out) {
   for (int64_t k = 0; k < n; ++k) {
     int64_t src = 0;
     for (int64_t a = 0; a < r; ++a) src += (coord[a] % x->dims[a]) * xs[a];
-    if (x->is_float()) out->f[k] = x->f[src];
-    else out->i[k] = x->i[src];
+    if (x->is_float())
+      out->f[k] = x->f[src];
+    else
+      out->i[k] = x->i[src];
     for (int64_t a = r - 1; a >= 0; --a) {
       if (++coord[a] < od[a]) break;
       coord[a] = 0;
@@ -1157,8 +1311,10 @@ StatusOr<bool> Evaluator::Reduce(Value* out) {
   Dims od, kd;  // od: output dims; kd: dims with reduced axes kept as 1
   for (int64_t k = 0; k < r; ++k) {
     kd.push_back(red[k] ? 1 : x->dims[k]);
-    if (!red[k]) od.push_back(x->dims[k]);
-    else if (keep) od.push_back(1);
+    if (!red[k])
+      od.push_back(x->dims[k]);
+    else if (keep)
+      od.push_back(1);
   }
   int64_t n = *NumElements(kd);
   out->type = x->type;
@@ -1174,11 +1330,16 @@ StatusOr<bool> Evaluator::Reduce(Value* out) {
     for (int64_t a = 0; a < r; ++a)
       if (!red[a]) dst += coord[a] * ks[a];
     double v = x->D(k);
-    if (t == "ReduceProd") acc[dst] *= v;
-    else if (t == "ReduceSum" || t == "ReduceMean") acc[dst] += v;
-    else if (!seen[dst]) acc[dst] = v;
-    else if (t == "ReduceMin") acc[dst] = std::min(acc[dst], v);
-    else acc[dst] = std::max(acc[dst], v);
+    if (t == "ReduceProd")
+      acc[dst] *= v;
+    else if (t == "ReduceSum" || t == "ReduceMean")
+      acc[dst] += v;
+    else if (!seen[dst])
+      acc[dst] = v;
+    else if (t == "ReduceMin")
+      acc[dst] = std::min(acc[dst], v);
+    else
+      acc[dst] = std::max(acc[dst], v);
     seen[dst] = true;
     ++cnt[dst];
     for (int64_t a = r - 1; a >= 0; --a) {
@@ -1196,13 +1357,57 @@ StatusOr<bool> Evaluator::Reduce(Value* out) {
 
 // Ops the evaluator may fold when all their inputs are known.
 bool IsFoldable(const std::string& t) {
-  static const std::set<std::string> kFoldable = {
-      "Identity", "Cast", "Reshape", "Flatten", "Squeeze", "Unsqueeze", "Concat", "Gather",
-      "Slice", "Transpose", "Tile", "ReduceProd", "ReduceSum", "ReduceMin", "ReduceMax",
-      "ReduceMean", "ConstantOfShape", "Range", "Expand", "Neg", "Abs", "Sqrt", "Floor", "Ceil",
-      "Not", "Reciprocal", "Relu", "Sign", "Exp", "Log", "Add", "Sub", "Mul", "Div", "Pow", "Mod",
-      "Equal", "Less", "Greater", "LessOrEqual", "GreaterOrEqual", "And", "Or", "Xor", "Max",
-      "Min", "Where", "Sum", "Shape", "Size", "Dropout"};
+  static const std::set<std::string> kFoldable = {"Identity",
+                                                  "Cast",
+                                                  "Reshape",
+                                                  "Flatten",
+                                                  "Squeeze",
+                                                  "Unsqueeze",
+                                                  "Concat",
+                                                  "Gather",
+                                                  "Slice",
+                                                  "Transpose",
+                                                  "Tile",
+                                                  "ReduceProd",
+                                                  "ReduceSum",
+                                                  "ReduceMin",
+                                                  "ReduceMax",
+                                                  "ReduceMean",
+                                                  "ConstantOfShape",
+                                                  "Range",
+                                                  "Expand",
+                                                  "Neg",
+                                                  "Abs",
+                                                  "Sqrt",
+                                                  "Floor",
+                                                  "Ceil",
+                                                  "Not",
+                                                  "Reciprocal",
+                                                  "Relu",
+                                                  "Sign",
+                                                  "Exp",
+                                                  "Log",
+                                                  "Add",
+                                                  "Sub",
+                                                  "Mul",
+                                                  "Div",
+                                                  "Pow",
+                                                  "Mod",
+                                                  "Equal",
+                                                  "Less",
+                                                  "Greater",
+                                                  "LessOrEqual",
+                                                  "GreaterOrEqual",
+                                                  "And",
+                                                  "Or",
+                                                  "Xor",
+                                                  "Max",
+                                                  "Min",
+                                                  "Where",
+                                                  "Sum",
+                                                  "Shape",
+                                                  "Size",
+                                                  "Dropout"};
   return kFoldable.count(t) > 0;
 }
 
@@ -1290,8 +1495,8 @@ class Importer {
   std::vector<std::string> input_names_;  // real graph inputs, in order
   std::vector<std::string> output_names_;
   std::unordered_set<std::string> outputs_set_;
-  std::unordered_set<std::string> opaque_nodes_;        // by node name
-  std::vector<onnx::ValueInfoProto> preserved_vi_;       // value_info of outputs of schema-less ops
+  std::unordered_set<std::string> opaque_nodes_;    // by node name
+  std::vector<onnx::ValueInfoProto> preserved_vi_;  // value_info of outputs of schema-less ops
   std::unordered_map<std::string, const onnx::OpSchema*> schemas_;  // by node name
   // Types of every value known so far (inputs, initializers, inferred outputs), and the pointer
   // and data maps libonnx's InferenceContextImpl reads.
@@ -1299,7 +1504,7 @@ class Importer {
   std::unordered_map<std::string, onnx::TypeProto*> type_ptrs_;
   std::unordered_map<std::string, const TensorProto*> data_ptrs_;
   std::unordered_map<std::string, onnx::TypeProto> declared_;  // graph outputs after binding
-  std::unordered_map<std::string, std::string> producer_;          // value -> node name
+  std::unordered_map<std::string, std::string> producer_;      // value -> node name
   std::unordered_set<std::string> all_names_;
   std::vector<NodeRec> recs_;
 };
@@ -1341,8 +1546,7 @@ Status Importer::Collect() {
   onnx::GraphProto* g = model_.mutable_graph();
   // Initializers: validate the payload, split into "with data" and "stripped".
   std::vector<std::unique_ptr<TensorProto>> all;
-  while (!g->initializer().empty())
-    all.emplace_back(g->mutable_initializer()->ReleaseLast());
+  while (!g->initializer().empty()) all.emplace_back(g->mutable_initializer()->ReleaseLast());
   std::reverse(all.begin(), all.end());
   for (auto& owned : all) {
     TensorProto* t = owned.get();
@@ -1393,14 +1597,13 @@ Status Importer::Collect() {
   for (const auto& n : g->node()) {
     for (const auto& o : n.output()) {
       if (o.empty()) continue;
-      if (IsConstant(o) || std::find(input_names_.begin(), input_names_.end(), o) !=
-                               input_names_.end())
+      if (IsConstant(o) ||
+          std::find(input_names_.begin(), input_names_.end(), o) != input_names_.end())
         return InvalidArgument("node " + Q(n.name()) + " (" + n.op_type() + ") writes " + Q(o) +
                                ", which is a graph input or initializer");
       if (!producer_.emplace(o, n.name()).second)
-        return InvalidArgument("tensor " + Q(o) + " is produced twice (by " +
-                               Q(producer_[o]) + " and " + Q(n.name()) +
-                               "); every tensor must be produced once");
+        return InvalidArgument("tensor " + Q(o) + " is produced twice (by " + Q(producer_[o]) +
+                               " and " + Q(n.name()) + "); every tensor must be produced once");
       all_names_.insert(o);
     }
   }
@@ -1523,8 +1726,8 @@ Status Importer::SortNodes() {
       cycle = Q(g->node(path[j]).name()) + cycle;
     }
     return InvalidArgument("the graph has a cycle through node " + Q(g->node(k).name()) + " (" +
-                           g->node(k).op_type() + "): " + cycle + " -> " +
-                           Q(g->node(k).name()) + "; ONNX graphs must be acyclic");
+                           g->node(k).op_type() + "): " + cycle + " -> " + Q(g->node(k).name()) +
+                           "; ONNX graphs must be acyclic");
   }
   bool sorted = true;
   for (int k = 0; k < n; ++k) sorted = sorted && order[k] == k;
@@ -1577,20 +1780,21 @@ Status Importer::BindBatch() {
         return InvalidArgument("graph input " + Q(vi.name()) + " has the symbolic dimension " +
                                Q(d->dim_param()) + " at axis " + std::to_string(a) +
                                "; only the batch dimension is bound (by --batch): export the "
-                               "model with a static size for " + Q(d->dim_param()));
+                               "model with a static size for " +
+                               Q(d->dim_param()));
       }
       if (d->has_dim_value()) {
         if (d->dim_value() < 0)
           return InvalidArgument("graph input " + Q(vi.name()) + " has a negative dimension " +
-                                 std::to_string(d->dim_value()) + " at axis " +
-                                 std::to_string(a));
+                                 std::to_string(d->dim_value()) + " at axis " + std::to_string(a));
         if (d->dim_value() > 0) continue;
         if (a != 0)
           return InvalidArgument("graph input " + Q(vi.name()) + " has a zero dimension at axis " +
                                  std::to_string(a) + "; every dimension must be >= 1");
       } else if (a != 0) {
-        return InvalidArgument("graph input " + Q(vi.name()) + " has an unknown dimension at axis " +
-                               std::to_string(a) + "; export the model with static shapes");
+        return InvalidArgument("graph input " + Q(vi.name()) +
+                               " has an unknown dimension at axis " + std::to_string(a) +
+                               "; export the model with static shapes");
       }
       d->set_dim_value(options_.batch);  // unknown or 0 at axis 0: the batch
     }
@@ -1601,7 +1805,8 @@ Status Importer::BindBatch() {
     auto* sh = vi.mutable_type()->mutable_tensor_type()->mutable_shape();
     for (int a = 0; a < sh->dim_size(); ++a) {
       auto* d = sh->mutable_dim(a);
-      if (d->has_dim_param()) d->clear_dim_param();
+      if (d->has_dim_param())
+        d->clear_dim_param();
       else if (d->has_dim_value() && d->dim_value() < 0)
         return InvalidArgument("graph output " + Q(vi.name()) + " has a negative dimension " +
                                std::to_string(d->dim_value()) + " at axis " + std::to_string(a));
@@ -1701,8 +1906,8 @@ Status Importer::CheckBeforeInference(const NodeProto& n) {
   };
   for (const auto& a : n.attribute()) {
     const std::string& an = a.name();
-    bool positive = an == "strides" || an == "dilations" || an == "kernel_shape" ||
-                    an == "group" || an == "blocksize";
+    bool positive = an == "strides" || an == "dilations" || an == "kernel_shape" || an == "group" ||
+                    an == "blocksize";
     if (positive) {
       if (a.has_i() && a.i() < 1) return bad("attribute " + an + " must be >= 1");
       for (int64_t v : a.ints())
@@ -1722,10 +1927,10 @@ Status Importer::CheckBeforeInference(const NodeProto& n) {
     if (rank) {
       if (*rank < 3) return bad("input " + Q(n.input(0)) + " needs at least 3 dimensions");
       size_t nsp = static_cast<size_t>(*rank - 2);
-      for (const char* an : {"strides", "dilations", "kernel_shape", "output_padding",
-                             "output_shape"})
-        if (const AttributeProto* a = FindAttr(n, an); a && a->ints_size() &&
-                                                       static_cast<size_t>(a->ints_size()) != nsp)
+      for (const char* an :
+           {"strides", "dilations", "kernel_shape", "output_padding", "output_shape"})
+        if (const AttributeProto* a = FindAttr(n, an);
+            a && a->ints_size() && static_cast<size_t>(a->ints_size()) != nsp)
           return bad(std::string("attribute ") + an + " needs " + std::to_string(nsp) + " entries");
       if (const AttributeProto* a = FindAttr(n, "pads");
           a && a->ints_size() && static_cast<size_t>(a->ints_size()) != 2 * nsp)
@@ -1808,13 +2013,13 @@ Status Importer::CheckOutputType(const NodeProto& n, const std::string& o) {
           const auto& dd = dt.shape().dim(a);
           auto* td = tt->mutable_shape()->mutable_dim(a);
           if (!dd.has_dim_value() || dd.dim_value() <= 0) continue;
-          if (!td->has_dim_value()) td->set_dim_value(dd.dim_value());
+          if (!td->has_dim_value())
+            td->set_dim_value(dd.dim_value());
           else if (td->dim_value() != dd.dim_value())
             return InvalidArgument("graph output " + Q(o) + " is declared with " +
                                    std::to_string(dd.dim_value()) + " at axis " +
                                    std::to_string(a) + " but node " + Q(n.name()) + " (" +
-                                   n.op_type() + ") computes " +
-                                   std::to_string(td->dim_value()));
+                                   n.op_type() + ") computes " + std::to_string(td->dim_value()));
         }
       }
     }
@@ -1851,8 +2056,8 @@ StatusOr<bool> Importer::InferNode(NodeProto& n) {
   if (schema->has_type_and_shape_inference_function()) {
     static const std::unordered_map<std::string, const onnx::SparseTensorProto*> kNoSparse;
     try {
-      onnx::shape_inference::InferenceContextImpl ctx(n, type_ptrs_, data_ptrs_, kNoSparse,
-                                                      nullptr, nullptr);
+      onnx::shape_inference::InferenceContextImpl ctx(n, type_ptrs_, data_ptrs_, kNoSparse, nullptr,
+                                                      nullptr);
       schema->GetTypeAndShapeInferenceFunction()(ctx);
       for (int k = 0; k < n.output_size(); ++k)
         if (!n.output(k).empty()) SetType(n.output(k), *ctx.getOutputType(k));
@@ -1868,7 +2073,8 @@ StatusOr<bool> Importer::InferNode(NodeProto& n) {
     auto a = StaticShapeOf(n.input(0)), b = StaticShapeOf(n.input(1));
     if (a && b) {
       auto s = ir::BroadcastShapes(*a, *b);
-      if (!s) return InvalidArgument("node " + Q(n.name()) + " (" + t + "): inputs do not broadcast");
+      if (!s)
+        return InvalidArgument("node " + Q(n.name()) + " (" + t + "): inputs do not broadcast");
       SetType(n.output(0), TensorType(TensorProto::BOOL, *s));
     }
   }
@@ -1904,8 +2110,8 @@ std::optional<Value> Importer::DecodeConstant(const std::string& name) {
   std::vector<uint8_t> bytes;
   bool has = false;
   if (!ReadPayload(*t->second, "initializer", &bytes, &has).ok() || !has) return std::nullopt;
-  return DecodeBytes(t->second->data_type(), Dims(t->second->dims().begin(), t->second->dims().end()),
-                     bytes);
+  return DecodeBytes(t->second->data_type(),
+                     Dims(t->second->dims().begin(), t->second->dims().end()), bytes);
 }
 
 int32_t Importer::ElemTypeOf(const std::string& name) const {
@@ -1943,9 +2149,12 @@ std::string Importer::DescribeShape(const std::string& name) const {
   for (const auto& dim : it->second.tensor_type().shape().dim()) {
     if (!first) s += ",";
     first = false;
-    if (dim.has_dim_value()) s += std::to_string(dim.dim_value());
-    else if (dim.has_dim_param()) s += dim.dim_param();
-    else s += "?";
+    if (dim.has_dim_value())
+      s += std::to_string(dim.dim_value());
+    else if (dim.has_dim_param())
+      s += dim.dim_param();
+    else
+      s += "?";
   }
   return s + "]";
 }
@@ -1960,8 +2169,7 @@ std::string Importer::ProducerOf(const std::string& name) const {
 Status Importer::ShapeError(const std::string& tensor) {
   auto p = producer_.find(tensor);
   if (p != producer_.end() && !schemas_.count(p->second))
-    return InvalidArgument("the shape of tensor " + Q(tensor) + " (output of node " +
-                           Q(p->second) +
+    return InvalidArgument("the shape of tensor " + Q(tensor) + " (output of node " + Q(p->second) +
                            ", an op ONNX has no schema for) is unknown; add a value_info entry "
                            "with its type and static shape to the model");
   return InvalidArgument("ONNX shape inference could not determine the shape of tensor " +
@@ -2058,8 +2266,8 @@ struct ControlInput {
 std::vector<ControlInput> ControlInputsOf(const std::string& t) {
   if (t == "Clip") return {{1, "min", true}, {2, "max", true}};
   if (t == "Split") return {{1, "split", false}};
-  if (t == "Slice") return {{1, "starts", false}, {2, "ends", false}, {3, "axes", false},
-                            {4, "steps", false}};
+  if (t == "Slice")
+    return {{1, "starts", false}, {2, "ends", false}, {3, "axes", false}, {4, "steps", false}};
   if (t == "Pad") return {{1, "pads", false}, {2, "value", true}, {3, "axes", false}};
   if (t == "Reshape" || t == "Expand") return {{1, "shape", false}};
   if (t == "Squeeze" || t == "Unsqueeze") return {{1, "axes", false}};
@@ -2086,8 +2294,10 @@ Status Importer::FoldControlInputs(NodeRec& r) {
         if (std::string(c.attr) == "roi") {
           // roi only matters for tf_crop_and_resize; dropped.
         } else if (scalar_attr && v->size() == 1) {
-          if (c.floats) r.attrs.Set(c.attr, v->D(0));
-          else r.attrs.Set(c.attr, v->I(0));
+          if (c.floats)
+            r.attrs.Set(c.attr, v->D(0));
+          else
+            r.attrs.Set(c.attr, v->I(0));
         } else if (c.floats) {
           if (v->size() > 0) r.attrs.Set(c.attr, v->Floats());
         } else if (v->size() > 0 || r.type != "Resize") {
@@ -2135,7 +2345,8 @@ Status Importer::FoldControlInputs(NodeRec& r) {
 
 Status Importer::NormalizeWindowAttrs(NodeRec& r) {
   bool conv = r.type == "Conv";
-  if (!conv && r.type != "MaxPool" && r.type != "AveragePool" && r.type != "LpPool") return Status::Ok();
+  if (!conv && r.type != "MaxPool" && r.type != "AveragePool" && r.type != "LpPool")
+    return Status::Ok();
   if (r.inputs.empty() || r.inputs[0].empty()) return Status::Ok();
   auto x = StaticShapeOf(r.inputs[0]);
   if (!x || x->size() < 3) return Status::Ok();  // VerifyGraph / shape errors report it
@@ -2328,7 +2539,16 @@ Status Importer::FoldBatchNorms() {
 
 StatusOr<ir::Graph> Importer::Emit() {
   ir::Graph graph;
-  graph.name = model_.graph().name().empty() ? name_ : model_.graph().name();
+  // Exporters' generic graph names ("main_graph", "torch_jit") say nothing: use the file's stem.
+  graph.name = model_.graph().name();
+  if (graph.name.empty() || graph.name == "main_graph" || graph.name == "torch_jit" ||
+      graph.name == "torch-jit-export") {
+    std::string stem = name_.substr(
+        name_.find_last_of('/') == std::string::npos ? 0 : name_.find_last_of('/') + 1);
+    if (stem.size() > 5 && stem.compare(stem.size() - 5, 5, ".onnx") == 0)
+      stem.resize(stem.size() - 5);
+    graph.name = stem.empty() ? "model" : stem;
+  }
   std::unordered_map<std::string, ir::TensorId> ids;
   std::unordered_set<std::string> produced;
   for (const NodeRec& r : recs_)
@@ -2386,8 +2606,10 @@ StatusOr<ir::Graph> Importer::Emit() {
     for (const auto& i : r.inputs) {
       if (i.empty()) continue;
       ir::TensorKind kind;
-      if (IsConstant(i)) kind = ir::TensorKind::kConstant;
-      else if (produced.count(i) || ids.count(i)) kind = ir::TensorKind::kActivation;
+      if (IsConstant(i))
+        kind = ir::TensorKind::kConstant;
+      else if (produced.count(i) || ids.count(i))
+        kind = ir::TensorKind::kActivation;
       else
         return InternalError("node " + Q(r.name) + " reads " + Q(i) +
                              ", which nothing produces after import-time folding");
@@ -2413,7 +2635,7 @@ StatusOr<ir::Graph> Importer::Emit() {
 
 StatusOr<ir::Graph> Importer::Run(const std::string& bytes) {
   SP_RETURN_IF_ERROR(Parse(bytes));
-  const std::string ctx = "while importing ONNX model " + Q(name_);
+  const std::string ctx = "ONNX model " + Q(name_);
   auto steps = [&]() -> Status {
     SP_RETURN_IF_ERROR(Collect());
     SP_RETURN_IF_ERROR(CheckNodes());

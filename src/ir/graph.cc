@@ -224,7 +224,11 @@ bool IsDepthwiseConv(const Graph& g, const Op& op) {
 
 namespace {
 
-std::string ShapeStr(const std::vector<int64_t>& s) { return "[" + JoinInts(s) + "]"; }
+std::string ShapeStr(const std::vector<int64_t>& s) {
+  std::string r = "[";
+  r += JoinInts(s);
+  return r += "]";
+}
 
 }  // namespace
 

@@ -15,7 +15,11 @@ Status Bad(const Op& op, const std::string& what) {
   return InvalidArgument("op '" + op.name + "' (" + op.type + "): " + what);
 }
 
-std::string S(const Shape& s) { return "[" + JoinInts(s) + "]"; }
+std::string S(const Shape& s) {
+  std::string r = "[";
+  r += JoinInts(s);
+  return r += "]";
+}
 
 int64_t Numel(const Shape& s) {
   int64_t n = 1;

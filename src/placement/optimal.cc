@@ -146,6 +146,12 @@ class ExactSearch {
       for (int t = it.s; t <= it.e; ++t) rem_[t] += it.size;
     placed_.assign(m, 0);
     offset_.assign(m, 0);
+    nat_.assign(m, 0);
+    covers_.assign(num_sections_, {});
+    for (int i = 0; i < m; ++i)
+      for (int t = items_[i].s; t <= items_[i].e; ++t) covers_[t].push_back(i);
+    use_release_bound_ = getenv("SP_RB") != nullptr;
+    order_mode_ = getenv("SP_ORDER") ? atoi(getenv("SP_ORDER")) : 0;
   }
 
   Outcome Run(int64_t bound, int64_t target) {
@@ -228,6 +234,7 @@ class ExactSearch {
         left = t;
       }
     }
+    if (use_release_bound_ && !ReleaseBoundOk()) return false;
     int right = left;
     while (right + 1 < S && rem_[right + 1] > 0 && floor_[right + 1] == x) ++right;
     int64_t raise_to = kInf;
@@ -250,6 +257,24 @@ class ExactSearch {
         candidates_.push_back(i);
       }
     const size_t end_candidate = candidates_.size();
+    if (order_mode_ == 1) {
+      std::stable_sort(candidates_.begin() + first_candidate, candidates_.begin() + end_candidate,
+                       [&](int a, int b) {
+                         int la = items_[a].e - items_[a].s, lb = items_[b].e - items_[b].s;
+                         if (la != lb) return la > lb;
+                         return items_[a].size * (la + 1) > items_[b].size * (lb + 1);
+                       });
+    } else if (order_mode_ == 2) {
+      std::stable_sort(candidates_.begin() + first_candidate, candidates_.begin() + end_candidate,
+                       [&](int a, int b) { return items_[a].size > items_[b].size; });
+    } else if (order_mode_ == 3) {
+      std::stable_sort(candidates_.begin() + first_candidate, candidates_.begin() + end_candidate,
+                       [&](int a, int b) {
+                         int la = items_[a].e - items_[a].s, lb = items_[b].e - items_[b].s;
+                         return items_[a].size * (la + 1) > items_[b].size * (lb + 1);
+                       });
+    }
+    if (placed_count_ > max_placed_) max_placed_ = placed_count_;
 
     const int64_t saved_level = last_level_;
     const int saved_start = last_start_;
@@ -291,6 +316,32 @@ class ExactSearch {
     return false;
   }
 
+  // One-machine relaxation per section: the unplaced buffers live in section t must stack above
+  // their own floors (max floor over their sections); sorted by that floor, the top of the stack is
+  // at least max_j (floor_j + bytes of the buffers whose floor is >= floor_j).
+  bool ReleaseBoundOk() {
+    const int m = static_cast<int>(items_.size());
+    for (int i = 0; i < m; ++i) {
+      if (placed_[i]) continue;
+      int64_t r = 0;
+      for (int t = items_[i].s; t <= items_[i].e; ++t) r = std::max(r, floor_[t]);
+      nat_[i] = r;
+    }
+    for (int t = 0; t < num_sections_; ++t) {
+      if (rem_[t] == 0) continue;
+      jobs_.clear();
+      for (int i : covers_[t])
+        if (!placed_[i]) jobs_.emplace_back(nat_[i], items_[i].size);
+      std::sort(jobs_.begin(), jobs_.end());
+      int64_t sum = 0;
+      for (size_t k = jobs_.size(); k-- > 0;) {
+        sum += jobs_[k].second;
+        if (jobs_[k].first + sum > bound_) return false;
+      }
+    }
+    return true;
+  }
+
   const std::vector<BufferRequest>& r_;
   Clock::time_point deadline_;
   int64_t node_limit_;
@@ -302,6 +353,14 @@ class ExactSearch {
   std::vector<char> placed_;
   std::vector<int64_t> offset_;
   std::vector<int> candidates_;
+  std::vector<int64_t> nat_;
+  std::vector<std::vector<int>> covers_;
+  std::vector<std::pair<int64_t, int64_t>> jobs_;
+  bool use_release_bound_ = false;
+  int order_mode_ = 0;
+ public:
+  int max_placed_ = 0;
+ private:
   int placed_count_ = 0;
   int64_t last_level_ = -1;
   int last_start_ = -1;
@@ -388,6 +447,7 @@ OptimalResult Solve(const std::vector<BufferRequest>& r, const OptimalOptions& o
     if (o == Outcome::kStopped) res.hit_limit = true;
   }
   res.nodes = search.nodes();
+  if (getenv("SP_DEBUG")) fprintf(stderr, "max placed %d of %zu\n", search.max_placed_, r.size());
   return finish();
 }
 

@@ -12,7 +12,11 @@
 namespace sramplan::report {
 namespace {
 
-std::string Shape(const std::vector<int64_t>& s) { return "[" + JoinInts(s, "x") + "]"; }
+std::string Shape(const std::vector<int64_t>& s) {
+  std::string r = "[";
+  r += JoinInts(s, "x");
+  return r += "]";
+}
 
 std::string Truncate(const std::string& s, size_t n) {
   return s.size() <= n ? s : s.substr(0, n - 1) + "~";

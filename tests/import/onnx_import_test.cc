@@ -27,8 +27,8 @@ using ::testing::HasSubstr;
 
 // A dimension of a graph input: a number or a symbolic name.
 struct Dim {
-  Dim(int64_t v) : value(v) {}           // NOLINT: implicit by design
-  Dim(const char* p) : param(p) {}       // NOLINT: implicit by design
+  Dim(int64_t v) : value(v) {}      // NOLINT: implicit by design
+  Dim(const char* p) : param(p) {}  // NOLINT: implicit by design
   int64_t value = -1;
   std::string param;
 };
@@ -55,8 +55,10 @@ class ModelBuilder {
     auto* sh = tt->mutable_shape();
     for (const Dim& d : dims) {
       auto* dim = sh->add_dim();
-      if (d.param.empty()) dim->set_dim_value(d.value);
-      else dim->set_dim_param(d.param);
+      if (d.param.empty())
+        dim->set_dim_value(d.value);
+      else
+        dim->set_dim_param(d.param);
     }
   }
   void Output(const std::string& name, int32_t type = TensorProto::FLOAT) {
@@ -118,8 +120,7 @@ class ModelBuilder {
     a->set_type(onnx::AttributeProto::FLOAT);
     a->set_f(v);
   }
-  static void AttrInts(onnx::NodeProto* n, const std::string& name,
-                       const std::vector<int64_t>& v) {
+  static void AttrInts(onnx::NodeProto* n, const std::string& name, const std::vector<int64_t>& v) {
     auto* a = n->add_attribute();
     a->set_name(name);
     a->set_type(onnx::AttributeProto::INTS);
@@ -329,7 +330,12 @@ TEST(OnnxImportTest, SymbolicBatchIsBoundByOptions) {
 TEST(OnnxImportTest, UnknownBatchDimAtAxisZeroIsBound) {
   ModelBuilder b;
   b.Input("x", {int64_t{0}, 5});
-  b.g()->mutable_input(0)->mutable_type()->mutable_tensor_type()->mutable_shape()->mutable_dim(0)
+  b.g()
+      ->mutable_input(0)
+      ->mutable_type()
+      ->mutable_tensor_type()
+      ->mutable_shape()
+      ->mutable_dim(0)
       ->clear_dim_value();
   b.Node("Relu", {"x"}, {"y"});
   b.Output("y");
@@ -369,7 +375,8 @@ TEST(OnnxImportTest, OtherSymbolicDimIsAnErrorNamingTensorAndParam) {
 }
 
 TEST(OnnxImportTest, ShapeArithmeticIsFoldedIntoStaticAttributes) {
-  // y = Reshape(x, Concat(Unsqueeze(Gather(Shape(x), 0)), [-1])) : the PyTorch x.view(x.size(0), -1).
+  // y = Reshape(x, Concat(Unsqueeze(Gather(Shape(x), 0)), [-1])) : the PyTorch x.view(x.size(0),
+  // -1).
   ModelBuilder b;
   b.Input("x", {"N", 4, 6});
   b.Node("Shape", {"x"}, {"shape"});
@@ -395,8 +402,7 @@ TEST(OnnxImportTest, ShapeArithmeticIsFoldedIntoStaticAttributes) {
   EXPECT_EQ(reshape->attrs.GetInts("shape"), (std::vector<int64_t>{4, 24}));
   EXPECT_EQ(T(*g, "flat").shape, (std::vector<int64_t>{4, 24}));
   // No integer constants of the shape arithmetic survive.
-  for (const ir::Tensor& t : g->tensors())
-    EXPECT_NE(t.kind, ir::TensorKind::kConstant) << t.name;
+  for (const ir::Tensor& t : g->tensors()) EXPECT_NE(t.kind, ir::TensorKind::kConstant) << t.name;
 }
 
 TEST(OnnxImportTest, Opset13InputsBecomeAttributes) {
@@ -953,13 +959,29 @@ TEST(OnnxImportTest, CorruptedModelsNeverCrash) {
 
 TEST(OnnxImportTest, SupportedOpsListCoversTheRequiredOps) {
   const auto& ops = SupportedOnnxOps();
-  for (const char* op :
-       {"Conv", "Gemm", "MatMul", "BatchNormalization", "Relu", "Clip", "Sigmoid", "HardSigmoid",
-        "HardSwish", "Tanh", "Erf", "Softmax", "Add", "Sub", "Mul", "Div", "Pow", "MaxPool",
-        "AveragePool", "GlobalAveragePool", "ReduceMean", "Concat", "Split", "Slice", "Gather",
-        "Transpose", "Pad", "Resize", "Upsample", "LayerNormalization", "Reshape", "Flatten",
-        "Squeeze", "Unsqueeze", "Identity", "Dropout", "Where", "Equal", "Expand", "Sqrt", "Cast",
-        "ConstantOfShape", "Range", "Shape", "Constant"})
+  for (const char* op : {"Conv",        "Gemm",
+                         "MatMul",      "BatchNormalization",
+                         "Relu",        "Clip",
+                         "Sigmoid",     "HardSigmoid",
+                         "HardSwish",   "Tanh",
+                         "Erf",         "Softmax",
+                         "Add",         "Sub",
+                         "Mul",         "Div",
+                         "Pow",         "MaxPool",
+                         "AveragePool", "GlobalAveragePool",
+                         "ReduceMean",  "Concat",
+                         "Split",       "Slice",
+                         "Gather",      "Transpose",
+                         "Pad",         "Resize",
+                         "Upsample",    "LayerNormalization",
+                         "Reshape",     "Flatten",
+                         "Squeeze",     "Unsqueeze",
+                         "Identity",    "Dropout",
+                         "Where",       "Equal",
+                         "Expand",      "Sqrt",
+                         "Cast",        "ConstantOfShape",
+                         "Range",       "Shape",
+                         "Constant"})
     EXPECT_NE(std::find(ops.begin(), ops.end(), op), ops.end()) << op;
 }
 
