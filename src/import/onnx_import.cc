@@ -4,9 +4,13 @@
 //   1. parse and check the structure (names, producers, op support, ONNX schema verification);
 //   2. sort the nodes topologically (Kahn; a cycle is reported with a node on it);
 //   3. bind the symbolic batch dimension of the graph inputs to ImportOptions::batch;
-//   4. one pass in node order: run ONNX's shape function of the node (after checking what libonnx
-//      would trip over), then fold the node if all its inputs are known at import time (shape
-//      arithmetic: Shape, Gather, Unsqueeze, Concat, Cast, Slice, Div, ...);
+//   4. ONNX shape inference, one node at a time in topological order (libonnx's own shape function
+//      of each op through InferenceContextImpl, after checking what it would trip over: libonnx
+//      divides by a zero stride or indexes a weight of the wrong rank instead of throwing), then
+//      folding of the node when all its inputs are known at import time (shape arithmetic: Shape,
+//      Gather, Unsqueeze, Concat, Cast, Slice, Div, ...). A folded value feeds the shape functions
+//      of the nodes after it, so one pass resolves every static shape; the file's value_info is
+//      not used (it is stale once the batch is bound);
 //   5. canonicalise: inputs that ONNX opset 13 turned into tensors (Clip min/max, Slice starts, Pad
 //      pads, Reshape shape, ...) become attributes, Identity/Dropout disappear, BatchNormalization
 //      after a Conv is folded into it, auto_pad becomes explicit pads;
@@ -22,6 +26,7 @@
 #include <cstring>
 #include <exception>
 #include <functional>
+#include <limits>
 #include <map>
 #include <memory>
 #include <queue>
@@ -47,6 +52,9 @@ using Dims = std::vector<int64_t>;
 
 // Largest tensor (in elements) that is evaluated at import time. Shape arithmetic is far smaller.
 constexpr int64_t kMaxFoldElements = int64_t{1} << 16;
+// Bound of kernel sizes, strides, dilations, pads and groups: keeps every window computation (ours
+// and libonnx's) far from int64 overflow.
+constexpr int64_t kMaxWindowAttr = int64_t{1} << 30;
 // Protobuf cannot represent messages of 2 GiB or more.
 constexpr size_t kMaxModelBytes = static_cast<size_t>(INT_MAX);
 
@@ -188,6 +196,14 @@ uint16_t FloatToBf16(float f) {
   return static_cast<uint16_t>((x + rounding) >> 16);
 }
 
+// double -> int64 without undefined behaviour: NaN is 0, out-of-range values saturate.
+int64_t SaturatingInt(double v) {
+  if (!(v == v)) return 0;
+  if (v >= 9.2e18) return INT64_MAX;
+  if (v <= -9.2e18) return INT64_MIN;
+  return static_cast<int64_t>(v);
+}
+
 // Element count of `dims`; nullopt when a dim is negative or the product overflows.
 std::optional<int64_t> NumElements(const Dims& dims) {
   int64_t n = 1;
@@ -215,14 +231,7 @@ struct Value {
   bool is_float() const { return IsFloatElem(type); }
   int64_t size() const { return static_cast<int64_t>(is_float() ? f.size() : i.size()); }
   double D(int64_t k) const { return is_float() ? f[k] : static_cast<double>(i[k]); }
-  int64_t I(int64_t k) const {
-    if (!is_float()) return i[k];
-    double v = f[k];
-    if (!(v == v)) return 0;
-    if (v >= 9.2e18) return INT64_MAX;
-    if (v <= -9.2e18) return INT64_MIN;
-    return static_cast<int64_t>(v);
-  }
+  int64_t I(int64_t k) const { return is_float() ? SaturatingInt(f[k]) : i[k]; }
   std::vector<int64_t> Ints() const {
     std::vector<int64_t> r(size());
     for (int64_t k = 0; k < size(); ++k) r[k] = I(k);
@@ -248,16 +257,7 @@ struct Value {
     if (is_float()) {
       f[k] = RoundFloat(v);
     } else {
-      int64_t x;
-      if (!(v == v))
-        x = 0;
-      else if (v >= 9.2e18)
-        x = INT64_MAX;
-      else if (v <= -9.2e18)
-        x = INT64_MIN;
-      else
-        x = static_cast<int64_t>(v);
-      i[k] = WrapInt(x);
+      i[k] = WrapInt(SaturatingInt(v));
     }
   }
   void SetI(int64_t k, int64_t v) {
@@ -267,6 +267,10 @@ struct Value {
       i[k] = WrapInt(v);
   }
   double RoundFloat(double v) const {
+    if (type != TensorProto::DOUBLE && v == v) {  // out of float range: infinity, not UB
+      if (v > std::numeric_limits<float>::max()) return std::numeric_limits<double>::infinity();
+      if (v < -std::numeric_limits<float>::max()) return -std::numeric_limits<double>::infinity();
+    }
     if (type == TensorProto::FLOAT) return static_cast<double>(static_cast<float>(v));
     if (type == TensorProto::FLOAT16) return HalfToFloat(FloatToHalf(static_cast<float>(v)));
     if (type == TensorProto::BFLOAT16) return Bf16ToFloat(FloatToBf16(static_cast<float>(v)));
@@ -433,15 +437,20 @@ std::vector<uint8_t> EncodeBytes(const Value& v) {
 
 // Reads the payload of a TensorProto as little-endian bytes of its element type. `has_data` is
 // false for a stripped (graph-only) or externally stored tensor. Errors name the tensor.
+// `bytes` may be null to validate only (no copy of large payloads).
 Status ReadPayload(const TensorProto& t, const std::string& what, std::vector<uint8_t>* bytes,
                    bool* has_data) {
   *has_data = false;
-  bytes->clear();
+  if (bytes) bytes->clear();
   Dims dims(t.dims().begin(), t.dims().end());
-  for (int64_t d : dims)
+  for (int64_t d : dims) {
     if (d < 0)
       return InvalidArgument(what + " " + Q(t.name()) + " has a negative dimension " +
                              DimsStr(dims) + "; every dimension must be >= 1");
+    if (d > kMaxBytes)
+      return InvalidArgument(what + " " + Q(t.name()) + " " + DimsStr(dims) +
+                             " has a dimension that is too large; check its dimensions");
+  }
   auto n = NumElements(dims);
   if (!n || *n > kMaxBytes)
     return InvalidArgument(what + " " + Q(t.name()) + " " + DimsStr(dims) +
@@ -459,7 +468,7 @@ Status ReadPayload(const TensorProto& t, const std::string& what, std::vector<ui
     const std::string& raw = t.raw_data();
     if (raw.size() % es != 0 || static_cast<int64_t>(raw.size() / es) != *n)
       return count_error(static_cast<int64_t>(raw.size() / es));
-    bytes->assign(raw.begin(), raw.end());
+    if (bytes) bytes->assign(raw.begin(), raw.end());
     *has_data = true;
     return Status::Ok();
   }
@@ -471,52 +480,59 @@ Status ReadPayload(const TensorProto& t, const std::string& what, std::vector<ui
     return Status::Ok();
   }
   if (es == 0) return Status::Ok();
+  // The typed field that holds this element type.
+  int64_t count = 0;
+  switch (type) {
+    case TensorProto::FLOAT:
+      count = t.float_data_size();
+      break;
+    case TensorProto::DOUBLE:
+      count = t.double_data_size();
+      break;
+    case TensorProto::INT64:
+      count = t.int64_data_size();
+      break;
+    case TensorProto::UINT32:
+    case TensorProto::UINT64:
+      count = t.uint64_data_size();
+      break;
+    default:
+      count = t.int32_data_size();
+      break;  // 8/16/32-bit ints, bool, float16, bfloat16
+  }
+  if (count != *n) return count_error(count);
+  *has_data = true;
+  if (!bytes) return Status::Ok();
+  if (type == TensorProto::FLOAT16 || type == TensorProto::BFLOAT16) {
+    // Stored as raw 16-bit patterns: copy them without a float round trip.
+    bytes->resize(static_cast<size_t>(*n) * 2);
+    for (int64_t k = 0; k < *n; ++k)
+      Put<uint16_t>(*bytes, k, static_cast<uint16_t>(t.int32_data(static_cast<int>(k))));
+    return Status::Ok();
+  }
   Value v;
   v.type = type;
   v.dims = dims;
   switch (type) {
     case TensorProto::FLOAT:
-      if (t.float_data_size() != *n) return count_error(t.float_data_size());
       v.f.assign(t.float_data().begin(), t.float_data().end());
       break;
     case TensorProto::DOUBLE:
-      if (t.double_data_size() != *n) return count_error(t.double_data_size());
       v.f.assign(t.double_data().begin(), t.double_data().end());
       break;
-    case TensorProto::FLOAT16:
-    case TensorProto::BFLOAT16: {
-      if (t.int32_data_size() != *n) return count_error(t.int32_data_size());
-      // Stored as raw 16-bit patterns: copy them without a float round trip.
-      bytes->resize(static_cast<size_t>(*n) * 2);
-      for (int64_t k = 0; k < *n; ++k)
-        Put<uint16_t>(*bytes, k, static_cast<uint16_t>(t.int32_data(static_cast<int>(k))));
-      *has_data = true;
-      return Status::Ok();
-    }
-    case TensorProto::INT8:
-    case TensorProto::UINT8:
-    case TensorProto::BOOL:
-    case TensorProto::INT16:
-    case TensorProto::UINT16:
-    case TensorProto::INT32:
-      if (t.int32_data_size() != *n) return count_error(t.int32_data_size());
-      v.i.assign(t.int32_data().begin(), t.int32_data().end());
-      break;
     case TensorProto::INT64:
-      if (t.int64_data_size() != *n) return count_error(t.int64_data_size());
       v.i.assign(t.int64_data().begin(), t.int64_data().end());
       break;
     case TensorProto::UINT32:
     case TensorProto::UINT64:
-      if (t.uint64_data_size() != *n) return count_error(t.uint64_data_size());
       for (uint64_t x : t.uint64_data()) v.i.push_back(static_cast<int64_t>(x));
       break;
     default:
-      return Status::Ok();
+      v.i.assign(t.int32_data().begin(), t.int32_data().end());
+      break;
   }
   for (int64_t& x : v.i) x = v.WrapInt(x);
   *bytes = EncodeBytes(v);
-  *has_data = true;
   return Status::Ok();
 }
 
@@ -586,7 +602,8 @@ void CopyAttributes(const NodeProto& n, ir::Attributes* out) {
       }
       case AttributeProto::TENSOR:
         // A one-element tensor attribute (ConstantOfShape value) becomes a number.
-        if (a.has_t()) {
+        if (a.has_t() &&
+            NumElements(Dims(a.t().dims().begin(), a.t().dims().end())) == int64_t{1}) {
           std::vector<uint8_t> bytes;
           bool has = false;
           if (ReadPayload(a.t(), "attribute", &bytes, &has).ok() && has) {
@@ -738,7 +755,9 @@ StatusOr<bool> Evaluator::Run(std::vector<Value>* out) {
         }
         if (v < 0) return Bad("shape entry " + std::to_string(v) + " is invalid");
         nd.push_back(v);
-        known *= v;
+        auto m = CheckedMul(known, v);
+        if (!m) return Bad("shape " + DimsStr(spec) + " overflows");
+        known = *m;
       }
       if (minus >= 0) {
         if (known == 0 || x->size() % known != 0)
@@ -836,7 +855,8 @@ StatusOr<bool> Evaluator::Run(std::vector<Value>* out) {
       if (s->is_float())
         y.SetD(k, start + k * delta);
       else
-        y.SetI(k, s->i[0] + k * dl->i[0]);
+        y.SetI(k, static_cast<int64_t>(static_cast<uint64_t>(s->i[0]) +
+                                       static_cast<uint64_t>(k) * static_cast<uint64_t>(dl->i[0])));
     }
     return true;
   }
@@ -984,7 +1004,7 @@ StatusOr<bool> Evaluator::Elementwise(std::vector<Value>* out) {
           iacc = std::min(iacc, iv);
         } else {
           acc += v;
-          iacc += iv;
+          iacc = static_cast<int64_t>(static_cast<uint64_t>(iacc) + static_cast<uint64_t>(iv));
         }
       }
       if (fl)
@@ -1045,7 +1065,7 @@ StatusOr<bool> Evaluator::Elementwise(std::vector<Value>* out) {
           if (!fmod && r != 0 && ((r < 0) != (v < 0))) r += v;  // sign of the divisor
         }
       } else if (t == "Pow")
-        r = static_cast<int64_t>(std::pow(static_cast<double>(u), static_cast<double>(v)));
+        r = SaturatingInt(std::pow(static_cast<double>(u), static_cast<double>(v)));
       else if (t == "Equal")
         r = u == v;
       else if (t == "Less")
@@ -1187,11 +1207,11 @@ StatusOr<bool> Evaluator::Slice(Value* out) {
     if (st > 0) {
       s = std::clamp<int64_t>(s, 0, d);
       e = std::clamp<int64_t>(e, 0, d);
-      cnt = e > s ? (e - s + st - 1) / st : 0;
+      cnt = e > s ? (e - s - 1) / st + 1 : 0;
     } else {
       s = std::clamp<int64_t>(s, 0, d - 1);
       e = std::clamp<int64_t>(e, -1, d - 1);
-      cnt = s > e ? (s - e + (-st) - 1) / (-st) : 0;
+      cnt = s > e ? (s - e - 1) / (st == INT64_MIN ? INT64_MAX : -st) + 1 : 0;
     }
     begin[a] = s;
     step[a] = st;
@@ -1553,9 +1573,8 @@ Status Importer::Collect() {
     if (t->name().empty()) return InvalidArgument("an initializer has no name");
     if (init_.count(t->name()) || stripped_.count(t->name()))
       return InvalidArgument("initializer " + Q(t->name()) + " is defined twice");
-    std::vector<uint8_t> bytes;
     bool has = false;
-    SP_RETURN_IF_ERROR(ReadPayload(*t, "initializer", &bytes, &has));
+    SP_RETURN_IF_ERROR(ReadPayload(*t, "initializer", nullptr, &has));
     if (has) {
       g->mutable_initializer()->AddAllocated(owned.release());
       init_[t->name()] = t;
@@ -1720,14 +1739,13 @@ Status Importer::SortNodes() {
           break;
         }
     }
-    std::string cycle;
-    for (size_t j = seen_at[k]; j < path.size(); ++j) {
-      if (!cycle.empty()) cycle = " -> " + cycle;
-      cycle = Q(g->node(path[j]).name()) + cycle;
-    }
+    // path[seen_at[k]..] is k, pred(k), pred(pred(k)), ...: print it in data-flow order.
+    std::string cycle = Q(g->node(k).name());
+    for (size_t j = path.size(); j-- > static_cast<size_t>(seen_at[k]) + 1;)
+      cycle += " -> " + Q(g->node(path[j]).name());
+    cycle += " -> " + Q(g->node(k).name());
     return InvalidArgument("the graph has a cycle through node " + Q(g->node(k).name()) + " (" +
-                           g->node(k).op_type() + "): " + cycle + " -> " + Q(g->node(k).name()) +
-                           "; ONNX graphs must be acyclic");
+                           g->node(k).op_type() + "): " + cycle + "; ONNX graphs must be acyclic");
   }
   bool sorted = true;
   for (int k = 0; k < n; ++k) sorted = sorted && order[k] == k;
@@ -1787,6 +1805,10 @@ Status Importer::BindBatch() {
         if (d->dim_value() < 0)
           return InvalidArgument("graph input " + Q(vi.name()) + " has a negative dimension " +
                                  std::to_string(d->dim_value()) + " at axis " + std::to_string(a));
+        if (d->dim_value() > kMaxBytes)
+          return InvalidArgument("graph input " + Q(vi.name()) + " has the dimension " +
+                                 std::to_string(d->dim_value()) + " at axis " + std::to_string(a) +
+                                 ", which is too large");
         if (d->dim_value() > 0) continue;
         if (a != 0)
           return InvalidArgument("graph input " + Q(vi.name()) + " has a zero dimension at axis " +
@@ -1855,9 +1877,8 @@ Status Importer::ConvertConstantNodes() {
                          " (sparse or string constants are not supported)");
     }
     t->set_name(out);
-    std::vector<uint8_t> bytes;
     bool has = false;
-    SP_RETURN_IF_ERROR(ReadPayload(*t, "constant", &bytes, &has));
+    SP_RETURN_IF_ERROR(ReadPayload(*t, "constant", nullptr, &has));
     if (has) {
       g->mutable_initializer()->AddAllocated(t.get());
       init_[out] = t.release();
@@ -1909,13 +1930,21 @@ Status Importer::CheckBeforeInference(const NodeProto& n) {
     bool positive = an == "strides" || an == "dilations" || an == "kernel_shape" || an == "group" ||
                     an == "blocksize";
     if (positive) {
-      if (a.has_i() && a.i() < 1) return bad("attribute " + an + " must be >= 1");
+      if (a.has_i() && (a.i() < 1 || a.i() > kMaxWindowAttr))
+        return bad("attribute " + an + " must be in [1, " + std::to_string(kMaxWindowAttr) +
+                   "], got " + std::to_string(a.i()));
       for (int64_t v : a.ints())
-        if (v < 1) return bad("attribute " + an + " must be >= 1, got " + std::to_string(v));
+        if (v < 1 || v > kMaxWindowAttr)
+          return bad("attribute " + an + " must be in [1, " + std::to_string(kMaxWindowAttr) +
+                     "], got " + std::to_string(v));
     }
-    if ((an == "pads" || an == "output_padding") && n.op_type() != "Pad")
+    if (an == "pads" || an == "output_padding") {
+      int64_t lo = n.op_type() == "Pad" ? -kMaxWindowAttr : 0;  // Pad (opset < 11) may crop
       for (int64_t v : a.ints())
-        if (v < 0) return bad("attribute " + an + " must be >= 0, got " + std::to_string(v));
+        if (v < lo || v > kMaxWindowAttr)
+          return bad("attribute " + an + " must be in [" + std::to_string(lo) + ", " +
+                     std::to_string(kMaxWindowAttr) + "], got " + std::to_string(v));
+    }
   }
   // Window ops: ranks and attribute lengths must match the input.
   const std::string& t = n.op_type();
@@ -2027,6 +2056,10 @@ Status Importer::CheckOutputType(const NodeProto& n, const std::string& o) {
   if (!tt->has_shape()) return Status::Ok();
   for (int a = 0; a < tt->shape().dim_size(); ++a) {
     const auto& dim = tt->shape().dim(a);
+    if (dim.has_dim_value() && dim.dim_value() > kMaxBytes)
+      return InvalidArgument("node " + Q(n.name()) + " (" + n.op_type() + ") produces " + Q(o) +
+                             " with the dimension " + std::to_string(dim.dim_value()) +
+                             ", which is too large; check the node's attributes and inputs");
     if (dim.has_dim_value() && dim.dim_value() <= 0)
       return InvalidArgument("node " + Q(n.name()) + " (" + n.op_type() + ") produces " + Q(o) +
                              " with " + (dim.dim_value() == 0 ? "a zero" : "a negative") +

@@ -320,15 +320,21 @@ Status VerifyGraph(const Graph& g) {
 }
 
 void ApplyDtype(Graph& g, DataType dtype) {
+  // Numeric data (activations and weights) takes the planning type; int32 biases stay int32 in an
+  // integer plan and follow a float plan; int64 indices and bools never change.
+  auto numeric = [](DataType t) {
+    return t == DataType::kInt8 || t == DataType::kUInt8 || t == DataType::kInt16 || IsFloat(t);
+  };
+  std::vector<bool> bias(g.num_tensors(), false);
+  for (const Op& op : g.ops())
+    if ((op.type == "Conv" || op.type == "Gemm" || op.type == "ConvTranspose") && op.inputs.size() >= 3 &&
+        g.tensor(op.inputs[2]).kind == TensorKind::kConstant)
+      bias[op.inputs[2].value()] = true;
   for (Tensor& t : g.mutable_tensors()) {
-    if (IsFloat(t.dtype)) t.dtype = dtype;
-  }
-  if (IsFloat(dtype)) return;
-  for (const Op& op : g.ops()) {
-    if ((op.type == "Conv" || op.type == "Gemm" || op.type == "ConvTranspose") &&
-        op.inputs.size() >= 3) {
-      Tensor& b = g.tensor(op.inputs[2]);
-      if (b.kind == TensorKind::kConstant) b.dtype = DataType::kInt32;
+    if (bias[t.id.value()] && (numeric(t.dtype) || t.dtype == DataType::kInt32)) {
+      t.dtype = IsFloat(dtype) ? dtype : DataType::kInt32;
+    } else if (numeric(t.dtype)) {
+      t.dtype = dtype;
     }
   }
 }

@@ -4,6 +4,7 @@
 #include <chrono>
 #include <limits>
 #include <numeric>
+#include <tuple>
 
 #include "support/int_math.h"
 
@@ -93,8 +94,8 @@ std::vector<int> OrderBy(const std::vector<BufferRequest>& r, Key key) {
 class ExactSearch {
  public:
   enum class Outcome {
-    kFound,      // a placement with arena <= target was found
-    kExhausted,  // no placement with arena <= the final bound exists
+    kFound,      // a placement with arena <= bound was found
+    kExhausted,  // proved: no placement with arena <= bound exists
     kStopped,    // time or node limit
   };
 
@@ -124,7 +125,8 @@ class ExactSearch {
       items_.push_back(it);
     }
     const int m = static_cast<int>(items_.size());
-    // Identical items (same sections, size, alignment) are interchangeable: place them in index order.
+    const int S = num_sections_;
+    // Identical items (same sections, size, alignment) are interchangeable: the lower index goes below.
     for (int i = 0; i < m; ++i)
       for (int j = i - 1; j >= 0; --j)
         if (items_[j].s == items_[i].s && items_[j].e == items_[i].e &&
@@ -132,53 +134,60 @@ class ExactSearch {
           items_[i].twin_prev = j;
           break;
         }
-    starts_at_.assign(num_sections_, {});
+    starts_at_.assign(S, {});
     for (int i = 0; i < m; ++i) starts_at_[items_[i].s].push_back(i);
-    // Within a start section, longer then larger items first: the candidate order of the search.
-    for (auto& list : starts_at_)
-      std::stable_sort(list.begin(), list.end(), [&](int a, int b) {
-        if (items_[a].e != items_[b].e) return items_[a].e > items_[b].e;
-        return items_[a].size > items_[b].size;
-      });
-    floor_.assign(num_sections_, 0);
-    rem_.assign(num_sections_, 0);
-    for (const Item& it : items_)
-      for (int t = it.s; t <= it.e; ++t) rem_[t] += it.size;
-    placed_.assign(m, 0);
-    offset_.assign(m, 0);
-    nat_.assign(m, 0);
-    covers_.assign(num_sections_, {});
+    covers_.assign(S, {});
     for (int i = 0; i < m; ++i)
       for (int t = items_[i].s; t <= items_[i].e; ++t) covers_[t].push_back(i);
-    use_release_bound_ = getenv("SP_RB") != nullptr;
-    order_mode_ = getenv("SP_ORDER") ? atoi(getenv("SP_ORDER")) : 0;
-  }
-
-  Outcome Run(int64_t bound, int64_t target) {
-    bound_ = bound;
-    target_ = target;
-    stopped_ = false;
-    last_level_ = -1;
-    last_start_ = -1;
-    placed_count_ = 0;
-    if (items_.empty()) {
-      Record();
-      return Outcome::kFound;
+    floor_.assign(S, 0);
+    rem_.assign(S, 0);
+    cross_.assign(std::max(S, 1), 0);
+    for (const Item& it : items_) {
+      for (int t = it.s; t <= it.e; ++t) rem_[t] += it.size;
+      for (int t = it.s; t < it.e; ++t) ++cross_[t];
     }
-    bool found = Dfs();
-    if (found) return Outcome::kFound;
-    if (stopped_) return Outcome::kStopped;
-    return Outcome::kExhausted;
+    placed_.assign(m, 0);
+    offset_.assign(m, 0);
+    solution_.assign(m, 0);
+    release_.assign(m, 0);
+    acc_.assign(S, 0);
+    item_key_.resize(m);
+    for (int i = 0; i < m; ++i) item_key_[i] = Mix(0x5A17u + static_cast<uint64_t>(i));
+    valley_mode_ = getenv("SP_VALLEY") ? atoi(getenv("SP_VALLEY")) : 1;
+    order_mode_ = getenv("SP_ORDER") ? atoi(getenv("SP_ORDER")) : 0;
+    rand_mode_ = getenv("SP_RAND") ? atoi(getenv("SP_RAND")) : 0;
+    use_cache_ = getenv("SP_NOCACHE") == nullptr;
   }
 
-  bool has_solution() const { return has_solution_; }
-  int64_t best_arena() const { return best_arena_; }
-  int64_t bound() const { return bound_; }
+  // Decision: is there a placement with arena <= bound? Failures remembered from an earlier call
+  // with a bound >= this one stay valid; a larger bound clears them.
+  Outcome Solve(int64_t bound, int64_t budget = 0, uint64_t seed = 0, int valley = -1, int order = -1) {
+    if (valley >= 0) valley_mode_ = valley;
+    if (order >= 0) order_mode_ = order;
+    seed_ = seed;
+    rng_ = Mix(seed * 7919 + 1);
+    budget_end_ = budget > 0 ? nodes_ + budget : 0;
+    if (use_cache_ && (cache_.empty() || bound > cache_bound_)) {
+      if (cache_.empty()) cache_.resize(size_t{1} << 20);
+      std::fill(cache_.begin(), cache_.end(), CacheEntry{});
+    }
+    cache_bound_ = bound;
+    bound_ = bound;
+    stopped_ = false;
+    if (items_.empty()) return Outcome::kFound;
+    bool found = SolveRange(0, num_sections_ - 1);
+    if (found) return Outcome::kFound;
+    return stopped_ ? Outcome::kStopped : Outcome::kExhausted;
+  }
+
   int64_t nodes() const { return nodes_; }
-  // Offsets per request (zero-byte requests at 0).
-  std::vector<int64_t> BestOffsets() const {
+  bool limit_hit() const {
+    return (node_limit_ > 0 && nodes_ >= node_limit_) || Clock::now() >= deadline_;
+  }
+  // Offsets per request of the last placement found (zero-byte requests at 0).
+  std::vector<int64_t> Offsets() const {
     std::vector<int64_t> offsets(r_.size(), 0);
-    for (size_t i = 0; i < items_.size(); ++i) offsets[items_[i].request] = best_item_offsets_[i];
+    for (size_t i = 0; i < items_.size(); ++i) offsets[items_[i].request] = solution_[i];
     return offsets;
   }
 
@@ -188,158 +197,325 @@ class ExactSearch {
     int s = 0, e = 0;  // first and last section (inclusive)
     int64_t size = 0;
     int64_t align = 1;
-    int twin_prev = -1;  // previous identical item, placed before this one
+    int twin_prev = -1;  // previous identical item: it goes below this one
+  };
+  struct CacheEntry {
+    uint64_t h1 = 0, h2 = 0;
   };
 
-  void Record() {
-    int64_t arena = 0;
-    for (size_t i = 0; i < items_.size(); ++i) arena = std::max(arena, offset_[i] + items_[i].size);
-    if (!has_solution_ || arena < best_arena_) {
-      has_solution_ = true;
-      best_arena_ = arena;
-      best_item_offsets_ = offset_;
-    }
+  static uint64_t Mix(uint64_t z) {
+    z += 0x9E3779B97F4A7C15ull;
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
   }
 
   bool OutOfBudget() {
     ++nodes_;
     if (node_limit_ > 0 && nodes_ >= node_limit_) return true;
+    if (budget_end_ > 0 && nodes_ >= budget_end_) return true;
     if ((nodes_ & 255) == 0 && Clock::now() >= deadline_) return true;
     return false;
   }
 
-  // Returns true when a placement with arena <= target_ has been found (the search stops).
-  bool Dfs() {
+  bool Live(int t, int a, int b) const { return t >= a && t <= b && rem_[t] > 0; }
+
+  // Places every unplaced item inside sections [a, b] (no unplaced item crosses a or b). The range
+  // falls apart into independent parts wherever no unplaced item crosses a section boundary; each
+  // part is solved on its own, so a failure in one never re-opens the choices made in another.
+  bool SolveRange(int a, int b) {
+    if (stopped_) return false;
+    size_t first_part = parts_.size();
+    for (int t = a; t <= b; ++t) {
+      if (rem_[t] == 0) continue;
+      int l = t;
+      while (t < b && cross_[t] > 0) ++t;
+      parts_.push_back({l, t});
+    }
+    size_t end_part = parts_.size();
+    bool ok = true;
+    if (end_part - first_part == 1) {
+      ok = Branch(parts_[first_part].first, parts_[first_part].second);
+    } else {
+      // Most constrained part first.
+      std::sort(parts_.begin() + first_part, parts_.begin() + end_part, [&](auto p, auto q) {
+        int64_t sp = Slack(p.first, p.second), sq = Slack(q.first, q.second);
+        if (sp != sq) return sp < sq;
+        return p.first < q.first;
+      });
+      for (size_t k = first_part; k < end_part && ok; ++k)
+        ok = Branch(parts_[k].first, parts_[k].second);
+    }
+    parts_.resize(first_part);
+    if (!ok) return false;
+    for (int t = a; t <= b; ++t)
+      for (int i : starts_at_[t])
+        if (placed_[i] && items_[i].e <= b) solution_[i] = offset_[i];
+    return true;
+  }
+
+  int64_t Slack(int a, int b) const {
+    int64_t slack = kInf;
+    for (int t = a; t <= b; ++t)
+      if (rem_[t] > 0) slack = std::min(slack, bound_ - floor_[t] - rem_[t]);
+    return slack;
+  }
+
+  // Lowest offset of unplaced item i: max floor over its sections.
+  int64_t Release(int i) const {
+    int64_t r = 0;
+    for (int t = items_[i].s; t <= items_[i].e; ++t) r = std::max(r, floor_[t]);
+    return AlignUp(r, items_[i].align);
+  }
+
+  // One connected range [a, b]: every section live, every boundary crossed by an unplaced item.
+  bool Branch(int a, int b) {
     if (stopped_) return false;
     if (OutOfBudget()) {
       stopped_ = true;
       return false;
     }
-    const int m = static_cast<int>(items_.size());
-    if (placed_count_ == m) {
-      Record();
-      if (best_arena_ <= target_) return true;
-      bound_ = best_arena_ - 1;
-      return false;
-    }
-    // Lowest live section (leftmost on ties) and the inference check on every section.
-    const int S = num_sections_;
-    int64_t x = kInf;
-    int left = -1;
-    for (int t = 0; t < S; ++t) {
-      if (rem_[t] == 0) continue;
-      if (floor_[t] + rem_[t] > bound_) return false;
-      if (floor_[t] < x) {
-        x = floor_[t];
-        left = t;
+    // A single item: it goes on its floor.
+    if (cross_[a] == 0 || a == b) {
+      int single = -1, count = 0;
+      for (int i : covers_[a])
+        if (!placed_[i]) {
+          single = i;
+          ++count;
+        }
+      if (count == 1 && items_[single].s == a && items_[single].e == b) {
+        const int64_t off = Release(single);
+        if (off + items_[single].size > bound_) return false;
+        solution_[single] = off;
+        return true;
       }
     }
-    if (use_release_bound_ && !ReleaseBoundOk()) return false;
-    int right = left;
-    while (right + 1 < S && rem_[right + 1] > 0 && floor_[right + 1] == x) ++right;
-    int64_t raise_to = kInf;
-    if (left > 0 && rem_[left - 1] > 0) raise_to = std::min(raise_to, floor_[left - 1]);
-    if (right + 1 < S && rem_[right + 1] > 0) raise_to = std::min(raise_to, floor_[right + 1]);
+    // Inference: per section, the unplaced items must stack between the floor and the bound,
+    // each no lower than its own release (the max floor over its sections).
+    for (int t = a; t <= b; ++t)
+      if (floor_[t] + rem_[t] > bound_) return false;
+    order_.clear();
+    for (int t = a; t <= b; ++t)
+      for (int i : starts_at_[t])
+        if (!placed_[i]) {
+          release_[i] = Release(i);
+          order_.push_back(i);
+        }
+    // Items by decreasing release; acc_[t] = bytes of the items seen so far that are live in t.
+    std::sort(order_.begin(), order_.end(), [&](int p, int q) { return release_[p] > release_[q]; });
+    for (int t = a; t <= b; ++t) acc_[t] = 0;
+    for (int i : order_) {
+      const Item& it = items_[i];
+      const int64_t limit = bound_ - release_[i] - it.size;
+      for (int t = it.s; t <= it.e; ++t) {
+        if (acc_[t] > limit) return false;
+        acc_[t] += it.size;
+      }
+    }
+    // Failures already proved for this very sub-problem (same unplaced items, same floors).
+    uint64_t h1 = Mix(static_cast<uint64_t>(a) << 32 | static_cast<uint64_t>(b)), h2 = ~h1;
+    if (use_cache_) {
+      for (int t = a; t <= b; ++t) {
+        h1 ^= Mix(static_cast<uint64_t>(t) * 0x100000001B3ull + static_cast<uint64_t>(floor_[t]));
+        h2 += Mix(static_cast<uint64_t>(floor_[t]) * 0xC2B2AE3D27D4EB4Full + t + 1);
+        for (int i : starts_at_[t])
+          if (!placed_[i]) {
+            h1 ^= item_key_[i];
+            h2 += item_key_[i] * 0x2545F4914F6CDD1Dull;
+          }
+      }
+      if (CacheHas(h1, h2)) return false;
+    }
+    bool ok = Expand(a, b);
+    if (use_cache_ && !ok && !stopped_) CacheAdd(h1, h2);
+    return ok;
+  }
 
-    // Candidates: unplaced items inside the valley [left, right].
+  bool Expand(int a, int b) {
+    auto live_floor = [&](int t) { return Live(t, a, b) ? floor_[t] : kInf; };
+    // Pick a valley: a maximal run of sections at one height whose neighbours are higher.
+    int left = -1, right = -1;
+    int64_t x = kInf;
+    {
+      int64_t best_score = std::numeric_limits<int64_t>::max();
+      for (int t = a; t <= b;) {
+        int l = t, rr = t;
+        const int64_t h = floor_[t];
+        while (rr + 1 <= b && floor_[rr + 1] == h) ++rr;
+        t = rr + 1;
+        if (live_floor(l - 1) < h || live_floor(rr + 1) < h) continue;
+        int64_t score = 0;
+        if (valley_mode_ == 1) {
+          // First fail: fewest items that fit inside the valley.
+          for (int s = l; s <= rr; ++s)
+            for (int i : starts_at_[s])
+              if (!placed_[i] && items_[i].e <= rr) ++score;
+        } else if (valley_mode_ == 2) {
+          score = -1;
+          for (int s = l; s <= rr; ++s) score = std::min(score, -(floor_[s] + rem_[s]));
+        }
+        if (seed_ != 0) score = score * 1024 + static_cast<int64_t>(Rand() % 1024);
+        if (score < best_score || (score == best_score && h < x)) {
+          best_score = score;
+          x = h;
+          left = l;
+          right = rr;
+        }
+      }
+    }
+    const int64_t raise_to = std::min(live_floor(left - 1), live_floor(right + 1));
+
+    // Unplaced items inside the valley.
     bool raise_ok = raise_to < kInf;
-    const size_t first_candidate = candidates_.size();
+    const size_t first = candidates_.size();
     for (int t = left; t <= right; ++t)
       for (int i : starts_at_[t]) {
         const Item& it = items_[i];
         if (placed_[i] || it.e > right) continue;
-        const int64_t off = AlignUp(x, it.align);
         // Dominance: leaving [x, raise_to) empty is pointless if `it` fits there.
-        if (off + it.size <= raise_to) raise_ok = false;
-        if (off + it.size > bound_) continue;
-        if (x == last_level_ && t <= last_start_) continue;  // placements in (level, start) order
-        if (it.twin_prev >= 0 && !placed_[it.twin_prev]) continue;
+        if (AlignUp(x, it.align) + it.size <= raise_to) raise_ok = false;
         candidates_.push_back(i);
       }
-    const size_t end_candidate = candidates_.size();
-    if (order_mode_ == 1) {
-      std::stable_sort(candidates_.begin() + first_candidate, candidates_.begin() + end_candidate,
-                       [&](int a, int b) {
-                         int la = items_[a].e - items_[a].s, lb = items_[b].e - items_[b].s;
-                         if (la != lb) return la > lb;
-                         return items_[a].size * (la + 1) > items_[b].size * (lb + 1);
-                       });
-    } else if (order_mode_ == 2) {
-      std::stable_sort(candidates_.begin() + first_candidate, candidates_.begin() + end_candidate,
-                       [&](int a, int b) { return items_[a].size > items_[b].size; });
-    } else if (order_mode_ == 3) {
-      std::stable_sort(candidates_.begin() + first_candidate, candidates_.begin() + end_candidate,
-                       [&](int a, int b) {
-                         int la = items_[a].e - items_[a].s, lb = items_[b].e - items_[b].s;
-                         return items_[a].size * (la + 1) > items_[b].size * (lb + 1);
-                       });
-    }
-    if (placed_count_ > max_placed_) max_placed_ = placed_count_;
+    const size_t end = candidates_.size();
+    valley_left_ = left;
+    valley_right_ = right;
+    left_floor_ = live_floor(left - 1);
+    right_floor_ = live_floor(right + 1);
+    valley_x_ = x;
+    SortCandidates(first, end);
 
-    const int64_t saved_level = last_level_;
-    const int saved_start = last_start_;
-    for (size_t k = first_candidate; k < end_candidate; ++k) {
+    bool ok = false;
+    for (size_t k = first; k < end && !ok && !stopped_; ++k) {
       const int i = candidates_[k];
       const Item& it = items_[i];
       const int64_t off = AlignUp(x, it.align);
-      placed_[i] = 1;
-      offset_[i] = off;
-      ++placed_count_;
-      for (int t = it.s; t <= it.e; ++t) {
-        floor_[t] = off + it.size;
-        rem_[t] -= it.size;
+      if (off + it.size > bound_) continue;
+      if (it.twin_prev >= 0 && !placed_[it.twin_prev]) continue;
+      // `it` is the leftmost item at height x in the valley: the sections left of it get nothing
+      // at x and rise to the lower of their left neighbour and the top of `it`.
+      const int64_t left_to = std::min(live_floor(left - 1), off + it.size);
+      bool dominated = false;
+      for (size_t q = first; q < end && !dominated; ++q) {
+        const Item& w = items_[candidates_[q]];
+        if (w.e < it.s && AlignUp(x, w.align) + w.size <= left_to) dominated = true;
       }
-      last_level_ = x;
-      last_start_ = it.s;
-      bool done = Dfs();
-      for (int t = it.s; t <= it.e; ++t) {
-        floor_[t] = x;
-        rem_[t] += it.size;
-      }
-      --placed_count_;
-      placed_[i] = 0;
-      last_level_ = saved_level;
-      last_start_ = saved_start;
-      if (done || stopped_) {
-        candidates_.resize(first_candidate);
-        return done;
-      }
+      if (dominated) continue;
+      Place(i, off);
+      for (int t = left; t < it.s; ++t) floor_[t] = left_to;
+      ok = SolveRange(a, b);
+      for (int t = left; t < it.s; ++t) floor_[t] = x;
+      Unplace(i, x);
     }
-    candidates_.resize(first_candidate);
+    candidates_.resize(first);
+    if (ok) return true;
+    if (stopped_) return false;
 
     if (raise_ok && raise_to <= bound_) {
       for (int t = left; t <= right; ++t) floor_[t] = raise_to;
-      bool done = Dfs();
+      ok = SolveRange(a, b);
       for (int t = left; t <= right; ++t) floor_[t] = x;
-      if (done) return true;
+    }
+    return ok;
+  }
+
+  void Place(int i, int64_t off) {
+    const Item& it = items_[i];
+    placed_[i] = 1;
+    offset_[i] = off;
+    for (int t = it.s; t <= it.e; ++t) {
+      floor_[t] = off + it.size;
+      rem_[t] -= it.size;
+    }
+    for (int t = it.s; t < it.e; ++t) --cross_[t];
+  }
+  void Unplace(int i, int64_t old_floor) {
+    const Item& it = items_[i];
+    placed_[i] = 0;
+    for (int t = it.s; t <= it.e; ++t) {
+      floor_[t] = old_floor;
+      rem_[t] += it.size;
+    }
+    for (int t = it.s; t < it.e; ++t) ++cross_[t];
+  }
+
+  uint64_t Rand() {
+    rng_ ^= rng_ << 13;
+    rng_ ^= rng_ >> 7;
+    rng_ ^= rng_ << 17;
+    return rng_;
+  }
+
+  void SortCandidates(size_t first, size_t end) {
+    SortCandidatesByKey(first, end);
+    if (seed_ == 0) return;
+    const size_t n = end - first;
+    if (rand_mode_ == 0) {
+      for (size_t k = n; k > 1; --k) std::swap(candidates_[first + k - 1], candidates_[first + Rand() % k]);
+    } else {
+      for (size_t k = 0; k + 1 < n; ++k)
+        if (Rand() % 4 == 0) std::swap(candidates_[first + k], candidates_[first + k + 1 + Rand() % (n - k - 1)]);
+    }
+  }
+
+  void SortCandidatesByKey(size_t first, size_t end) {
+    auto b = candidates_.begin() + first, e = candidates_.begin() + end;
+    auto len = [&](int a) { return int64_t{items_[a].e} - items_[a].s + 1; };
+    if (order_mode_ == 0) {
+      std::stable_sort(b, e, [&](int a, int c) {
+        if (items_[a].s != items_[c].s) return items_[a].s < items_[c].s;
+        if (items_[a].e != items_[c].e) return items_[a].e > items_[c].e;
+        return items_[a].size > items_[c].size;
+      });
+    } else if (order_mode_ == 1) {
+      std::stable_sort(b, e, [&](int a, int c) {
+        if (len(a) != len(c)) return len(a) > len(c);
+        return items_[a].size > items_[c].size;
+      });
+    } else if (order_mode_ == 2) {
+      std::stable_sort(b, e, [&](int a, int c) { return items_[a].size > items_[c].size; });
+    } else if (order_mode_ == 4) {
+      auto key = [&](int a) {
+        const Item& it = items_[a];
+        int64_t top = AlignUp(valley_x_, it.align) + it.size;
+        bool flush = (it.s == valley_left_ && top == left_floor_) ||
+                     (it.e == valley_right_ && top == right_floor_);
+        return std::make_tuple(it.s != valley_left_, !flush, -len(a), -it.size);
+      };
+      std::stable_sort(b, e, [&](int a, int c) { return key(a) < key(c); });
+    } else if (order_mode_ == 5) {
+      auto key = [&](int a) {
+        const Item& it = items_[a];
+        int64_t top = AlignUp(valley_x_, it.align) + it.size;
+        bool flush = (it.s == valley_left_ && top == left_floor_) ||
+                     (it.e == valley_right_ && top == right_floor_);
+        return std::make_tuple(it.s != valley_left_, -len(a), !flush, -it.size);
+      };
+      std::stable_sort(b, e, [&](int a, int c) { return key(a) < key(c); });
+    } else if (order_mode_ == 3) {
+      std::stable_sort(b, e, [&](int a, int c) {
+        return items_[a].size * len(a) > items_[c].size * len(c);
+      });
+    }
+  }
+
+  bool CacheHas(uint64_t h1, uint64_t h2) const {
+    const size_t mask = cache_.size() - 1;
+    for (size_t k = 0; k < 4; ++k) {
+      const CacheEntry& e = cache_[(h1 + k) & mask];
+      if (e.h1 == h1 && e.h2 == h2) return true;
     }
     return false;
   }
-
-  // One-machine relaxation per section: the unplaced buffers live in section t must stack above
-  // their own floors (max floor over their sections); sorted by that floor, the top of the stack is
-  // at least max_j (floor_j + bytes of the buffers whose floor is >= floor_j).
-  bool ReleaseBoundOk() {
-    const int m = static_cast<int>(items_.size());
-    for (int i = 0; i < m; ++i) {
-      if (placed_[i]) continue;
-      int64_t r = 0;
-      for (int t = items_[i].s; t <= items_[i].e; ++t) r = std::max(r, floor_[t]);
-      nat_[i] = r;
-    }
-    for (int t = 0; t < num_sections_; ++t) {
-      if (rem_[t] == 0) continue;
-      jobs_.clear();
-      for (int i : covers_[t])
-        if (!placed_[i]) jobs_.emplace_back(nat_[i], items_[i].size);
-      std::sort(jobs_.begin(), jobs_.end());
-      int64_t sum = 0;
-      for (size_t k = jobs_.size(); k-- > 0;) {
-        sum += jobs_[k].second;
-        if (jobs_[k].first + sum > bound_) return false;
+  void CacheAdd(uint64_t h1, uint64_t h2) {
+    const size_t mask = cache_.size() - 1;
+    for (size_t k = 0; k < 4; ++k) {
+      CacheEntry& e = cache_[(h1 + k) & mask];
+      if (e.h1 == 0 && e.h2 == 0) {
+        e = {h1, h2};
+        return;
       }
     }
-    return true;
+    cache_[h1 & mask] = {h1, h2};
   }
 
   const std::vector<BufferRequest>& r_;
@@ -347,30 +523,34 @@ class ExactSearch {
   int64_t node_limit_;
   int num_sections_ = 0;
   std::vector<Item> items_;
-  std::vector<std::vector<int>> starts_at_;
-  std::vector<int64_t> floor_;  // per section: every buffer still to place goes at or above it
-  std::vector<int64_t> rem_;    // per section: bytes of the unplaced buffers live there
+  std::vector<std::vector<int>> starts_at_;  // per section: items starting there
+  std::vector<std::vector<int>> covers_;     // per section: items live there
+  std::vector<int64_t> floor_;  // per section: every unplaced item goes at or above it
+  std::vector<int64_t> rem_;    // per section: bytes of the unplaced items live there
+  std::vector<int> cross_;      // per boundary t|t+1: unplaced items live on both sides
   std::vector<char> placed_;
   std::vector<int64_t> offset_;
+  std::vector<int64_t> solution_;
+  std::vector<int64_t> release_;
+  std::vector<int64_t> acc_;
+  std::vector<int> order_;
   std::vector<int> candidates_;
-  std::vector<int64_t> nat_;
-  std::vector<std::vector<int>> covers_;
+  std::vector<std::pair<int, int>> parts_;
   std::vector<std::pair<int64_t, int64_t>> jobs_;
-  bool use_release_bound_ = false;
+  std::vector<uint64_t> item_key_;
+  std::vector<CacheEntry> cache_;
+  int64_t cache_bound_ = 0;
+  bool use_cache_ = true;
+  int valley_mode_ = 1;
   int order_mode_ = 0;
- public:
-  int max_placed_ = 0;
- private:
-  int placed_count_ = 0;
-  int64_t last_level_ = -1;
-  int last_start_ = -1;
+  int valley_left_ = 0, valley_right_ = 0;
+  int64_t left_floor_ = 0, right_floor_ = 0, valley_x_ = 0;
+  int rand_mode_ = 0;
+  uint64_t seed_ = 0, rng_ = 1;
+  int64_t budget_end_ = 0;
   int64_t bound_ = 0;
-  int64_t target_ = 0;
   bool stopped_ = false;
   int64_t nodes_ = 0;
-  bool has_solution_ = false;
-  int64_t best_arena_ = 0;
-  std::vector<int64_t> best_item_offsets_;
 };
 
 // Independent of the search: aborts if the placement is invalid (internal invariant).
@@ -412,42 +592,60 @@ OptimalResult Solve(const std::vector<BufferRequest>& r, const OptimalOptions& o
     return finish();
 
   const auto deadline =
-      start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(
-                  std::min(options.time_limit_s, 1e7)));
+      start + std::chrono::duration_cast<Clock::duration>(
+                  std::chrono::duration<double>(std::min(options.time_limit_s, 1e7)));
   ExactSearch search(r, deadline, options.node_limit);
-  auto adopt = [&]() {
-    if (search.has_solution() && search.best_arena() < res.placement.arena_bytes) {
-      res.placement.offsets = search.BestOffsets();
-      res.placement.arena_bytes = search.best_arena();
-      res.method = "exact";
+  // One decision query: a placement with arena <= bound?
+  auto luby = [](int64_t i) {  // 1 1 2 1 1 2 4 1 1 2 ...
+    int64_t size = 1, seq = 0;
+    while (size < i + 1) { ++seq; size = 2 * size + 1; }
+    while (size - 1 != i) { size = (size - 1) >> 1; --seq; i = i % size; }
+    return int64_t{1} << seq;
+  };
+  const int64_t base = getenv("SP_BASE") ? atoll(getenv("SP_BASE")) : 0;
+  auto solve = [&](int64_t bound) {
+    if (base == 0) return search.Solve(bound);
+    for (int64_t k = 0;; ++k) {
+      static const int kConfigs[][2] = {{2, 0}, {2, 5}, {1, 0}, {2, 2}, {1, 5}, {2, 4}};
+      const char* rot = getenv("SP_ROT");
+      int nrot = rot ? atoi(rot) : 0;
+      int valley = nrot ? kConfigs[k % nrot][0] : -1, order = nrot ? kConfigs[k % nrot][1] : -1;
+      auto o = search.Solve(bound, base * luby(k), k, valley, order);
+      if (o != ExactSearch::Outcome::kStopped || search.limit_hit()) return o;
     }
   };
-  using Outcome = ExactSearch::Outcome;
+  auto probe = [&](int64_t bound) {
+    switch (solve(bound)) {
+      case ExactSearch::Outcome::kFound: {
+        std::vector<int64_t> offsets = search.Offsets();
+        int64_t arena = ArenaOf(r, offsets);
+        SP_CHECK(arena <= bound);
+        if (arena < res.placement.arena_bytes) {
+          res.placement.offsets = std::move(offsets);
+          res.placement.arena_bytes = arena;
+          res.method = "exact";
+        }
+        break;
+      }
+      case ExactSearch::Outcome::kExhausted:
+        res.proved_lower_bound = std::max(res.proved_lower_bound, bound + 1);
+        break;
+      case ExactSearch::Outcome::kStopped:
+        res.hit_limit = true;
+        break;
+    }
+  };
   // 1. Fit the capacity first when the incumbent does not.
   if (options.capacity && res.placement.arena_bytes > *options.capacity &&
-      *options.capacity >= res.proved_lower_bound) {
-    Outcome o = search.Run(*options.capacity, *options.capacity);
-    adopt();
-    if (o == Outcome::kExhausted) res.proved_lower_bound = *options.capacity + 1;
-    if (o == Outcome::kStopped) res.hit_limit = true;
-  }
-  // 2. The live-bytes bound itself.
-  if (!res.hit_limit && res.placement.arena_bytes > res.proved_lower_bound) {
-    const int64_t goal = res.proved_lower_bound;
-    Outcome o = search.Run(goal, goal);
-    adopt();
-    if (o == Outcome::kExhausted) res.proved_lower_bound = goal + 1;
-    if (o == Outcome::kStopped) res.hit_limit = true;
-  }
-  // 3. Branch and bound downward from the best arena.
-  if (!res.hit_limit && res.placement.arena_bytes > res.proved_lower_bound) {
-    Outcome o = search.Run(res.placement.arena_bytes - 1, res.proved_lower_bound);
-    adopt();
-    if (o == Outcome::kExhausted) res.proved_lower_bound = res.placement.arena_bytes;
-    if (o == Outcome::kStopped) res.hit_limit = true;
-  }
+      *options.capacity >= res.proved_lower_bound)
+    probe(*options.capacity);
+  // 2. The live-bytes bound itself (usually reachable).
+  if (!res.hit_limit && res.placement.arena_bytes > res.proved_lower_bound)
+    probe(res.proved_lower_bound);
+  // 3. Bisection between the proved bound and the best arena.
+  while (!res.hit_limit && res.placement.arena_bytes > res.proved_lower_bound)
+    probe(res.proved_lower_bound + (res.placement.arena_bytes - 1 - res.proved_lower_bound) / 2);
   res.nodes = search.nodes();
-  if (getenv("SP_DEBUG")) fprintf(stderr, "max placed %d of %zu\n", search.max_placed_, r.size());
   return finish();
 }
 

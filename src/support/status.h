@@ -16,6 +16,7 @@ enum class StatusCode {
   kNotFound,         // missing file or element: exit code 1
   kUnsupported,      // an op or feature outside the supported set: exit code 1
   kOutOfMemory,      // a plan does not fit: exit code 2
+  kMismatch,         // a plan failed verification or execution disagreed: exit code 3
   kInternal,         // a broken invariant that escaped a check
 };
 

@@ -299,6 +299,24 @@ TEST(OnnxImportTest, StrippedInitializersImportWithShapesOnly) {
   EXPECT_EQ(T(*g, "y").shape, (std::vector<int64_t>{2, 10}));
 }
 
+TEST(OnnxImportTest, RawDataPayloadsAreCopiedLittleEndian) {
+  ModelBuilder b;
+  b.Input("x", {1, 3});
+  TensorProto* w = b.g()->add_initializer();
+  w->set_name("w");
+  w->set_data_type(TensorProto::FLOAT);
+  w->add_dims(3);
+  w->add_dims(2);
+  const float values[6] = {1.5f, -2.0f, 0.25f, 8.0f, -0.5f, 3.0f};
+  w->set_raw_data(std::string(reinterpret_cast<const char*>(values), sizeof(values)));
+  b.Node("MatMul", {"x", "w"}, {"y"});
+  b.Output("y");
+  auto g = Import(b);
+  ASSERT_TRUE(g.ok()) << g.status().message();
+  EXPECT_EQ(Floats(T(*g, "w")), std::vector<float>(values, values + 6));
+  EXPECT_EQ(T(*g, "y").shape, (std::vector<int64_t>{1, 2}));
+}
+
 TEST(OnnxImportTest, SymbolicBatchIsBoundByOptions) {
   ModelBuilder b = ConvBnRelu(false, true);
   b.Init("fc.w", {10, 256});
@@ -676,7 +694,10 @@ TEST(OnnxImportTest, CycleIsAnErrorNamingANodeOnIt) {
   EXPECT_EQ(g.status().code(), StatusCode::kInvalidArgument);
   EXPECT_THAT(g.status().message(), HasSubstr("cycle"));
   const std::string& m = g.status().message();
-  EXPECT_TRUE(m.find("node_p") != std::string::npos || m.find("node_q") != std::string::npos) << m;
+  EXPECT_TRUE(m.find("'node_p' -> 'node_q' -> 'node_p'") != std::string::npos ||
+              m.find("'node_q' -> 'node_p' -> 'node_q'") != std::string::npos)
+      << m;
+  EXPECT_EQ(m.find("node_y"), std::string::npos) << m;  // downstream of the cycle, not on it
 }
 
 TEST(OnnxImportTest, UnsortedNodesAreSorted) {
@@ -1021,6 +1042,15 @@ TEST(OnnxImportZooTest, EveryBundledModelImports) {
     }
     std::printf("[ zoo ] %-32s %5d ops %5d tensors %8.1f ms\n", path.filename().c_str(),
                 g->num_ops(), g->num_tensors(), ms);
+    // Batch 2: the same ops; inputs twice as large when the export has a symbolic batch.
+    o.batch = 2;
+    auto g2 = ImportOnnx(bytes, path.filename().string(), o);
+    ASSERT_TRUE(g2.ok()) << path << " (batch 2): " << g2.status().message();
+    EXPECT_EQ(g2->num_ops(), g->num_ops()) << path;
+    int64_t in1 = 0, in2 = 0;
+    for (ir::TensorId id : g->Inputs()) in1 += g->tensor(id).NumElements();
+    for (ir::TensorId id : g2->Inputs()) in2 += g2->tensor(id).NumElements();
+    EXPECT_TRUE(in2 == 2 * in1 || in2 == in1) << path << ": " << in1 << " -> " << in2;
   }
 }
 

@@ -8,6 +8,7 @@
 #include <iostream>
 
 #include "driver/strategy.h"
+#include "exec/executor.h"
 #include "import/import.h"
 #include "plan/plan.h"
 #include "plan/verifier.h"
@@ -27,6 +28,7 @@ void Log(int level, const std::string& msg) {
 
 int Fail(const sp::Status& s) {
   std::cerr << "error: " << s.message() << "\n";
+  if (s.code() == sp::StatusCode::kMismatch) return 3;
   if (s.code() == sp::StatusCode::kInternal) {
     std::cerr << "(this is a bug in sramplan; please report it with the command line)\n";
     return 3;
@@ -185,6 +187,71 @@ int CmdPlan(const ModelFlags& f, const PlanFlags& pf) {
   return any_fits ? 0 : 2;
 }
 
+struct VerifyFlags {
+  std::string target;
+  std::string strategy = "all";
+  std::string schedule = "model";
+  uint64_t seed = sp::exec::kDefaultSeed;
+};
+
+// Plans, runs the naive and the arena executor, compares outputs bit for bit and the off-chip bytes.
+int CmdVerify(const ModelFlags& f, const VerifyFlags& vf) {
+  auto target = sp::target::LoadTarget(vf.target);
+  if (!target.ok()) return Fail(target.status());
+  std::vector<std::string> strategies;
+  if (vf.strategy == "all") {
+    for (const auto& s : sp::driver::Strategies()) strategies.push_back(s.name);
+  } else if (sp::driver::IsStrategy(vf.strategy)) {
+    strategies.push_back(vf.strategy);
+  } else {
+    return Fail(sp::InvalidArgument("unknown --strategy '" + vf.strategy + "'"));
+  }
+  auto g = LoadModel(f);
+  if (!g.ok()) return Fail(g.status());
+  if (f.dtype != "float32")
+    return Fail(sp::Unsupported("verify executes float32 plans for now (pass --dtype float32); the int8 "
+                                "execution path is not implemented yet"));
+  auto data = sp::exec::MakeModelData(*g, vf.seed);
+  if (!data.ok()) return Fail(data.status());
+  sp::driver::PlanOptions opts;
+  opts.dtype_name = f.dtype;
+  opts.batch = f.batch;
+  opts.schedule = vf.schedule;
+  int rc = 0;
+  for (const auto& s : strategies) {
+    auto t0 = std::chrono::steady_clock::now();
+    auto p = sp::driver::RunStrategy(*g, *target, s, opts);
+    if (!p.ok()) return Fail(p.status());
+    sp::analysis::Schedule order;
+    for (const auto& st : p->steps)
+      for (const auto& so : st.ops)
+        for (const auto& op : g->ops())
+          if (op.name == so.name) order.push_back(op.id);
+    auto naive = sp::exec::RunNaive(*g, order, *data);
+    if (!naive.ok()) return Fail(naive.status());
+    auto arena = sp::exec::RunArena(*g, *p, *data);
+    double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    if (!arena.ok()) {
+      if (arena.status().code() != sp::StatusCode::kMismatch) return Fail(arena.status());
+      std::cout << "verify " << s << ": MISMATCH: " << arena.status().message() << "\n";
+      rc = 3;
+      continue;
+    }
+    std::string diff = sp::exec::Compare(*g, *naive, *arena, *p);
+    if (!diff.empty()) {
+      std::cout << "verify " << s << ": MISMATCH: " << diff << "\n";
+      rc = 3;
+      continue;
+    }
+    char line[256];
+    std::snprintf(line, sizeof line, "verify %s: OK (%d steps, arena %lld B, outputs bit-identical, off-chip read %lld / write %lld B as planned) in %.0f ms\n",
+                  s.c_str(), arena->steps, static_cast<long long>(p->metrics.arena_bytes),
+                  static_cast<long long>(arena->offchip_read_bytes), static_cast<long long>(arena->offchip_write_bytes), ms);
+    std::cout << line;
+  }
+  return rc;
+}
+
 int CmdCheckPlan(const std::string& path) {
   std::string text, error;
   if (!sp::ReadFileToString(path, &text, &error)) return Fail(sp::NotFound(error));
@@ -239,11 +306,22 @@ int main(int argc, char** argv) {
   plan->add_flag("--no-map", pf.no_map, "never print the ASCII memory map");
   plan->add_flag("--print-target", pf.print_target, "print the resolved target as JSON first");
 
+  ModelFlags verify_flags;
+  verify_flags.dtype = "float32";
+  VerifyFlags vf;
+  auto* verify = app.add_subcommand("verify", "plan, then run the model naively and inside the plan's arena; "
+                                              "exit 0 when outputs match bit for bit, 3 on any mismatch");
+  AddModelFlags(verify, &verify_flags);
+  verify->add_option("--target", vf.target, "preset name, target JSON file, or sram:SIZE")->required();
+  verify->add_option("--strategy", vf.strategy, "strategy or all (default all)");
+  verify->add_option("--schedule", vf.schedule, "model or minpeak")->check(CLI::IsMember({"model", "minpeak"}));
+  verify->add_option("--seed", vf.seed, "seed of the generated weights and inputs");
+
   std::string plan_file;
   auto* check = app.add_subcommand("check-plan", "run the independent verifier on a plan JSON file");
   check->add_option("plan", plan_file, "plan.json written by sramplan plan --json")->required();
 
-  for (auto* sub : {targets, inspect, plan, check}) {
+  for (auto* sub : {targets, inspect, plan, verify, check}) {
     sub->add_flag("-q,--quiet", quiet, "print only results");
     sub->add_flag("-v,--verbose", verbose, "print progress and timings to stderr");
   }
@@ -251,9 +329,9 @@ int main(int argc, char** argv) {
   if (argc >= 2 && argv[1][0] != '-') {
     std::string cmd = argv[1];
     bool known = false;
-    for (auto* sub : {targets, inspect, plan, check}) known = known || sub->get_name() == cmd;
+    for (auto* sub : {targets, inspect, plan, verify, check}) known = known || sub->get_name() == cmd;
     if (!known) {
-      std::cerr << "error: unknown command '" << cmd << "'; commands: targets, inspect, plan, check-plan "
+      std::cerr << "error: unknown command '" << cmd << "'; commands: targets, inspect, plan, verify, check-plan "
                 << "(sramplan --help)\n";
       return 1;
     }
@@ -268,6 +346,7 @@ int main(int argc, char** argv) {
   if (*targets) return CmdTargets(print_target);
   if (*inspect) return CmdInspect(inspect_flags);
   if (*plan) return CmdPlan(plan_flags, pf);
+  if (*verify) return CmdVerify(verify_flags, vf);
   if (*check) return CmdCheckPlan(plan_file);
   return 1;
 }

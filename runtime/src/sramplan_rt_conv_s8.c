@@ -1,0 +1,252 @@
+/* sramplan runtime: int8 convolution and fully connected (integer-only, MCU-safe).
+ * TFLite (Micro) reference semantics: ConvPerChannel, DepthwiseConvPerChannel, FullyConnected. */
+#include "sp_internal.h"
+#include "sramplan_rt_int8.h"
+
+typedef struct {
+  int32_t n, c, h, w;   /* input */
+  int32_t k, cg, kg;    /* output channels, input channels per group, output channels per group */
+  int32_t r, s;         /* kernel */
+  int32_t oh, ow;       /* output */
+  int32_t sh, sw, dh, dw, pt, pl;
+} conv_geom_t;
+
+static int32_t conv_out_dim(int32_t in, int32_t pb, int32_t pe, int32_t k, int32_t d, int32_t s) {
+  int32_t span = in + pb + pe - d * (k - 1) - 1;
+  return span < 0 ? 0 : span / s + 1;
+}
+
+static sp_status_t conv_check(const sp_tensor_t* in_desc, const sp_tensor_t* w_desc,
+                              const sp_tensor_t* out_desc, const sp_requant_t* rq,
+                              int32_t act_min, int32_t act_max, const int32_t stride[2],
+                              const int32_t pad[4], const int32_t dilation[2], int32_t groups,
+                              conv_geom_t* g) {
+  if (!sp_tensor_valid(in_desc) || !sp_tensor_valid(w_desc) || !sp_tensor_valid(out_desc) ||
+      in_desc->rank != 4 || w_desc->rank != 4 || out_desc->rank != 4 || rq == 0)
+    return SP_BAD_ARGUMENT;
+  if (act_min < -128 || act_max > 127 || act_min > act_max || groups < 1) return SP_BAD_ARGUMENT;
+  if (stride[0] < 1 || stride[1] < 1 || dilation[0] < 1 || dilation[1] < 1 || pad[0] < 0 ||
+      pad[1] < 0 || pad[2] < 0 || pad[3] < 0)
+    return SP_BAD_ARGUMENT;
+  g->n = in_desc->dims[0];
+  g->c = in_desc->dims[1];
+  g->h = in_desc->dims[2];
+  g->w = in_desc->dims[3];
+  g->k = w_desc->dims[0];
+  g->r = w_desc->dims[2];
+  g->s = w_desc->dims[3];
+  if (g->c % groups != 0 || g->k % groups != 0 || w_desc->dims[1] * groups != g->c) {
+    return SP_BAD_ARGUMENT;
+  }
+  g->cg = g->c / groups;
+  g->kg = g->k / groups;
+  g->sh = stride[0];
+  g->sw = stride[1];
+  g->dh = dilation[0];
+  g->dw = dilation[1];
+  g->pt = pad[0];
+  g->pl = pad[1];
+  g->oh = conv_out_dim(g->h, pad[0], pad[2], g->r, g->dh, g->sh);
+  g->ow = conv_out_dim(g->w, pad[1], pad[3], g->s, g->dw, g->sw);
+  if (out_desc->dims[0] != g->n || out_desc->dims[1] != g->k || out_desc->dims[2] != g->oh ||
+      out_desc->dims[3] != g->ow)
+    return SP_BAD_ARGUMENT;
+  return SP_OK;
+}
+
+static inline int8_t requant_out(int32_t acc, const sp_requant_t* rq, int32_t out_zp,
+                                 int32_t act_min, int32_t act_max) {
+  int32_t v = sp_mbqm(acc, rq->multiplier, rq->shift) + out_zp;
+  return (int8_t)sp_clamp_i32(v, act_min, act_max);
+}
+
+sp_status_t sp_conv_s8_generic(const sp_tensor_t* in_desc, const int8_t* in, int32_t in_zp,
+                               const sp_tensor_t* w_desc, const int8_t* w, const int32_t* bias,
+                               const sp_requant_t* rq, int32_t out_zp, int32_t act_min,
+                               int32_t act_max, const int32_t stride[2], const int32_t pad[4],
+                               const int32_t dilation[2], int32_t groups,
+                               const sp_tensor_t* out_desc, int8_t* out) {
+  conv_geom_t g;
+  int32_t n, oh, ow, k, r, s, c;
+  const int32_t in_off = -in_zp;
+  const int32_t isn = in_desc->strides[0], isc = in_desc->strides[1], ish = in_desc->strides[2],
+                isw = in_desc->strides[3];
+  const int32_t wsk = w_desc->strides[0], wsc = w_desc->strides[1], wsr = w_desc->strides[2],
+                wss = w_desc->strides[3];
+  const int32_t osn = out_desc->strides[0], osc = out_desc->strides[1],
+                osh = out_desc->strides[2], osw = out_desc->strides[3];
+  sp_status_t st = conv_check(in_desc, w_desc, out_desc, rq, act_min,
+                              act_max, stride, pad, dilation, groups, &g);
+  if (st != SP_OK) return st;
+  for (n = 0; n < g.n; ++n) {
+    for (oh = 0; oh < g.oh; ++oh) {
+      const int32_t ih0 = oh * g.sh - g.pt;
+      for (ow = 0; ow < g.ow; ++ow) {
+        const int32_t iw0 = ow * g.sw - g.pl;
+        for (k = 0; k < g.k; ++k) {
+          const int32_t c0 = (k / g.kg) * g.cg;
+          const int8_t* wk = w + k * wsk;
+          int32_t acc = 0;
+          for (r = 0; r < g.r; ++r) {
+            const int32_t ih = ih0 + r * g.dh;
+            if (ih < 0 || ih >= g.h) continue;
+            for (s = 0; s < g.s; ++s) {
+              const int32_t iw = iw0 + s * g.dw;
+              const int8_t* px;
+              const int8_t* wp;
+              if (iw < 0 || iw >= g.w) continue;
+              px = in + n * isn + c0 * isc + ih * ish + iw * isw;
+              wp = wk + r * wsr + s * wss;
+              for (c = 0; c < g.cg; ++c) {
+                acc += ((int32_t)px[c * isc] + in_off) * (int32_t)wp[c * wsc];
+              }
+            }
+          }
+          if (bias) acc += bias[k];
+          out[n * osn + k * osc + oh * osh + ow * osw] =
+              requant_out(acc, &rq[k], out_zp, act_min, act_max);
+        }
+      }
+    }
+  }
+  return SP_OK;
+}
+
+sp_status_t sp_conv_s8_depthwise(const sp_tensor_t* in_desc, const int8_t* in, int32_t in_zp,
+                                 const sp_tensor_t* w_desc, const int8_t* w, const int32_t* bias,
+                                 const sp_requant_t* rq, int32_t out_zp, int32_t act_min,
+                                 int32_t act_max, const int32_t stride[2], const int32_t pad[4],
+                                 const int32_t dilation[2], int32_t groups,
+                                 const sp_tensor_t* out_desc, int8_t* out) {
+  conv_geom_t g;
+  int32_t n, oh, ow, c, m, r, s;
+  const int32_t in_off = -in_zp;
+  const int32_t isn = in_desc->strides[0], isc = in_desc->strides[1], ish = in_desc->strides[2],
+                isw = in_desc->strides[3];
+  const int32_t wsk = w_desc->strides[0], wsr = w_desc->strides[2], wss = w_desc->strides[3];
+  const int32_t osn = out_desc->strides[0], osc = out_desc->strides[1],
+                osh = out_desc->strides[2], osw = out_desc->strides[3];
+  sp_status_t st = conv_check(in_desc, w_desc, out_desc, rq, act_min,
+                              act_max, stride, pad, dilation, groups, &g);
+  if (st != SP_OK) return st;
+  if (groups != g.c) return SP_BAD_ARGUMENT;
+  for (n = 0; n < g.n; ++n) {
+    for (oh = 0; oh < g.oh; ++oh) {
+      const int32_t ih0 = oh * g.sh - g.pt;
+      /* Valid kernel rows: 0 <= ih0 + r*dh < H. */
+      const int32_t r_lo = ih0 < 0 ? sp_ceil_div_i32(-ih0, g.dh) : 0;
+      const int32_t r_hi = SP_MIN(g.r, sp_ceil_div_i32(g.h - ih0, g.dh));
+      for (ow = 0; ow < g.ow; ++ow) {
+        const int32_t iw0 = ow * g.sw - g.pl;
+        const int32_t s_lo = iw0 < 0 ? sp_ceil_div_i32(-iw0, g.dw) : 0;
+        const int32_t s_hi = SP_MIN(g.s, sp_ceil_div_i32(g.w - iw0, g.dw));
+        for (c = 0; c < g.c; ++c) {
+          const int8_t* pc = in + n * isn + c * isc;
+          for (m = 0; m < g.kg; ++m) {
+            const int32_t k = c * g.kg + m;
+            const int8_t* wk = w + k * wsk;
+            int32_t acc = 0;
+            for (r = r_lo; r < r_hi; ++r) {
+              const int8_t* prow = pc + (ih0 + r * g.dh) * ish;
+              const int8_t* wrow = wk + r * wsr;
+              for (s = s_lo; s < s_hi; ++s) {
+                acc += ((int32_t)prow[(iw0 + s * g.dw) * isw] + in_off) * (int32_t)wrow[s * wss];
+              }
+            }
+            if (bias) acc += bias[k];
+            out[n * osn + k * osc + oh * osh + ow * osw] =
+                requant_out(acc, &rq[k], out_zp, act_min, act_max);
+          }
+        }
+      }
+    }
+  }
+  return SP_OK;
+}
+
+sp_status_t sp_conv_s8_pointwise(const sp_tensor_t* in_desc, const int8_t* in, int32_t in_zp,
+                                 const sp_tensor_t* w_desc, const int8_t* w, const int32_t* bias,
+                                 const sp_requant_t* rq, int32_t out_zp, int32_t act_min,
+                                 int32_t act_max, const int32_t stride[2], const int32_t pad[4],
+                                 const int32_t dilation[2], int32_t groups,
+                                 const sp_tensor_t* out_desc, int8_t* out) {
+  conv_geom_t g;
+  int32_t n, oh, ow, k, c;
+  const int32_t in_off = -in_zp;
+  const int32_t isn = in_desc->strides[0], isc = in_desc->strides[1], ish = in_desc->strides[2],
+                isw = in_desc->strides[3];
+  const int32_t wsk = w_desc->strides[0], wsc = w_desc->strides[1];
+  const int32_t osn = out_desc->strides[0], osc = out_desc->strides[1],
+                osh = out_desc->strides[2], osw = out_desc->strides[3];
+  sp_status_t st = conv_check(in_desc, w_desc, out_desc, rq, act_min,
+                              act_max, stride, pad, dilation, groups, &g);
+  if (st != SP_OK) return st;
+  if (g.r != 1 || g.s != 1 || groups != 1 || pad[0] || pad[1] || pad[2] || pad[3])
+    return SP_BAD_ARGUMENT;
+  for (n = 0; n < g.n; ++n) {
+    for (oh = 0; oh < g.oh; ++oh) {
+      for (ow = 0; ow < g.ow; ++ow) {
+        const int8_t* px = in + n * isn + oh * g.sh * ish + ow * g.sw * isw;
+        int8_t* po = out + n * osn + oh * osh + ow * osw;
+        for (k = 0; k < g.k; ++k) {
+          const int8_t* wk = w + k * wsk;
+          int32_t acc = 0;
+          for (c = 0; c < g.c; ++c) acc += ((int32_t)px[c * isc] + in_off) * (int32_t)wk[c * wsc];
+          if (bias) acc += bias[k];
+          po[k * osc] = requant_out(acc, &rq[k], out_zp, act_min, act_max);
+        }
+      }
+    }
+  }
+  return SP_OK;
+}
+
+sp_status_t sp_conv_s8(const sp_tensor_t* in_desc, const int8_t* in, int32_t in_zp,
+                       const sp_tensor_t* w_desc, const int8_t* w, const int32_t* bias,
+                       const sp_requant_t* rq, int32_t out_zp, int32_t act_min, int32_t act_max,
+                       const int32_t stride[2], const int32_t pad[4], const int32_t dilation[2],
+                       int32_t groups, const sp_tensor_t* out_desc, int8_t* out) {
+  if (in_desc && w_desc && in_desc->rank == 4 && w_desc->rank == 4) {
+    if (groups == 1 && w_desc->dims[2] == 1 && w_desc->dims[3] == 1 && !pad[0] && !pad[1] &&
+        !pad[2] && !pad[3])
+      return sp_conv_s8_pointwise(in_desc, in, in_zp, w_desc, w, bias, rq, out_zp, act_min,
+                                  act_max, stride, pad, dilation, groups, out_desc, out);
+    if (groups > 1 && groups == in_desc->dims[1])
+      return sp_conv_s8_depthwise(in_desc, in, in_zp, w_desc, w, bias, rq, out_zp, act_min,
+                                  act_max, stride, pad, dilation, groups, out_desc, out);
+  }
+  return sp_conv_s8_generic(in_desc, in, in_zp, w_desc, w, bias, rq, out_zp, act_min, act_max,
+                            stride, pad, dilation, groups, out_desc, out);
+}
+
+sp_status_t sp_fully_connected_s8(const sp_tensor_t* in_desc, const int8_t* in, int32_t in_zp,
+                                  const sp_tensor_t* w_desc, const int8_t* w, const int32_t* bias,
+                                  const sp_requant_t* rq, int32_t out_zp, int32_t act_min,
+                                  int32_t act_max, const sp_tensor_t* out_desc, int8_t* out) {
+  int32_t m, n, k, M, N, K;
+  const int32_t in_off = -in_zp;
+  if (!sp_tensor_valid(in_desc) || !sp_tensor_valid(w_desc) || !sp_tensor_valid(out_desc) ||
+      in_desc->rank != 2 || w_desc->rank != 2 || out_desc->rank != 2 || rq == 0)
+    return SP_BAD_ARGUMENT;
+  if (act_min < -128 || act_max > 127 || act_min > act_max) return SP_BAD_ARGUMENT;
+  M = in_desc->dims[0];
+  K = in_desc->dims[1];
+  N = w_desc->dims[0];
+  if (w_desc->dims[1] != K || out_desc->dims[0] != M || out_desc->dims[1] != N)
+    return SP_BAD_ARGUMENT;
+  for (m = 0; m < M; ++m) {
+    const int8_t* row = in + m * in_desc->strides[0];
+    for (n = 0; n < N; ++n) {
+      const int8_t* wn = w + n * w_desc->strides[0];
+      int32_t acc = 0;
+      for (k = 0; k < K; ++k) {
+        acc += ((int32_t)row[k * in_desc->strides[1]] + in_off) *
+               (int32_t)wn[k * w_desc->strides[1]];
+      }
+      if (bias) acc += bias[n];
+      out[m * out_desc->strides[0] + n * out_desc->strides[1]] =
+          requant_out(acc, &rq[n], out_zp, act_min, act_max);
+    }
+  }
+  return SP_OK;
+}

@@ -1,0 +1,249 @@
+#include "exec/executor.h"
+
+#include <algorithm>
+#include <cstring>
+#include <map>
+#include <unordered_map>
+
+#include "exec/kernels.h"
+
+namespace sramplan::exec {
+namespace {
+
+Status Mismatch(std::string m) { return Status(StatusCode::kMismatch, std::move(m)); }
+
+ExecResult CollectOutputs(const ir::Graph& g, const std::vector<const uint8_t*>& ptr_of_tensor) {
+  ExecResult r;
+  for (ir::TensorId id : g.Outputs()) {
+    const ir::Tensor& t = g.tensor(id);
+    r.output_names.push_back(t.name);
+    const uint8_t* p = ptr_of_tensor[id.value()];
+    r.outputs.emplace_back(p, p + t.Bytes());
+  }
+  return r;
+}
+
+}  // namespace
+
+StatusOr<ExecResult> RunNaive(const ir::Graph& g, const analysis::Schedule& order, const ModelData& data) {
+  SP_RETURN_IF_ERROR(analysis::ValidateSchedule(g, order));
+  std::vector<std::vector<uint8_t>> own(g.num_tensors());
+  std::vector<const uint8_t*> ptr(g.num_tensors(), nullptr);
+  for (const ir::Tensor& t : g.tensors()) {
+    if (t.kind == ir::TensorKind::kConstant || t.kind == ir::TensorKind::kInput) {
+      ptr[t.id.value()] = data.values[t.id.value()].data();
+    } else if (g.StorageRoot(t.id) == t.id) {
+      own[t.id.value()].assign(static_cast<size_t>(t.Bytes()), 0);
+      ptr[t.id.value()] = own[t.id.value()].data();
+    }
+  }
+  for (const ir::Tensor& t : g.tensors())
+    if (!ptr[t.id.value()]) ptr[t.id.value()] = ptr[g.StorageRoot(t.id).value()];
+  for (ir::OpId id : order) {
+    const ir::Op& op = g.op(id);
+    std::vector<const uint8_t*> in;
+    std::vector<uint8_t*> out;
+    for (ir::TensorId t : op.inputs) in.push_back(ptr[t.value()]);
+    for (ir::TensorId t : op.outputs) out.push_back(const_cast<uint8_t*>(ptr[t.value()]));
+    SP_RETURN_IF_ERROR(RunKernel(g, op, in, out));
+  }
+  ExecResult r = CollectOutputs(g, ptr);
+  r.steps = static_cast<int>(order.size());
+  return r;
+}
+
+StatusOr<ExecResult> RunArena(const ir::Graph& g, const plan::Plan& p, const ModelData& data) {
+  // Memories: one array per level, exactly as large as the plan uses.
+  std::map<std::string, std::vector<uint8_t>> mem;
+  std::map<std::string, bool> offchip;
+  for (const auto& l : p.levels) {
+    mem[l.name].assign(static_cast<size_t>(l.used_bytes), kPoison);
+    offchip[l.name] = l.kind == "flash" || l.kind == "dram";
+  }
+  std::unordered_map<std::string, std::vector<const plan::Buffer*>> buffers;
+  for (const auto& b : p.buffers) {
+    auto it = mem.find(b.level);
+    if (it == mem.end()) return Mismatch("buffer of '" + b.tensor + "' names unknown level '" + b.level + "'");
+    if (b.offset < 0 || b.bytes < 0 || b.offset + b.bytes > static_cast<int64_t>(it->second.size()))
+      return Mismatch("buffer of '" + b.tensor + "' [" + std::to_string(b.offset) + ", " +
+                      std::to_string(b.offset + b.bytes) + ") lies outside level '" + b.level + "' of " +
+                      std::to_string(it->second.size()) + " bytes");
+    buffers[b.tensor].push_back(&b);
+  }
+  std::unordered_map<std::string, const plan::Tensor*> ptensors;
+  for (const auto& t : p.tensors) ptensors[t.name] = &t;
+  auto root_of = [&](const std::string& name) {
+    std::string cur = name;
+    for (int guard = 0; guard < 64; ++guard) {
+      auto it = ptensors.find(cur);
+      if (it == ptensors.end() || it->second->alias_of.empty()) break;
+      cur = it->second->alias_of;
+    }
+    return cur;
+  };
+  // The buffer holding `tensor` at step s, checked to cover the tensor's bytes.
+  auto locate = [&](const ir::Tensor& t, int s, const std::string& opname, bool* off) -> StatusOr<uint8_t*> {
+    std::string root = root_of(t.name);
+    auto it = buffers.find(root);
+    const plan::Buffer* hit = nullptr;
+    if (it != buffers.end())
+      for (const plan::Buffer* b : it->second)
+        if (b->first_step <= s && s <= b->last_step) hit = b;
+    if (!hit)
+      return Mismatch("step " + std::to_string(s) + " op '" + opname + "': tensor '" + t.name + "'" +
+                      (root != t.name ? " (stored in '" + root + "')" : "") + " has no buffer live at this step");
+    if (t.Bytes() > hit->bytes)
+      return Mismatch("step " + std::to_string(s) + " op '" + opname + "': tensor '" + t.name + "' needs " +
+                      std::to_string(t.Bytes()) + " bytes but its buffer has " + std::to_string(hit->bytes));
+    *off = offchip[hit->level];
+    return mem[hit->level].data() + hit->offset;
+  };
+  std::unordered_map<std::string, const ir::Op*> ops;
+  for (const ir::Op& op : g.ops()) ops[op.name] = &op;
+  ExecResult r;
+  const int n = static_cast<int>(p.steps.size());
+  // Weights go to their planned place before the run (flash programming / DRAM preload); inputs are
+  // written by the application before step 0. Neither is counted as traffic.
+  for (const ir::Tensor& t : g.tensors()) {
+    if (t.kind != ir::TensorKind::kConstant && t.kind != ir::TensorKind::kInput) continue;
+    if (t.consumers.empty()) continue;
+    bool off = false;
+    int first_use = n;
+    for (ir::OpId c : t.consumers)
+      for (int s = 0; s < n; ++s)
+        for (const auto& so : p.steps[s].ops)
+          if (so.name == g.op(c).name) first_use = std::min(first_use, s);
+    if (first_use == n) continue;
+    SP_ASSIGN_OR_RETURN(uint8_t* dst, locate(t, first_use, "(initial data)", &off));
+    std::memcpy(dst, data.values[t.id.value()].data(), static_cast<size_t>(t.Bytes()));
+  }
+  std::map<int, std::vector<const plan::Transfer*>> transfers;
+  for (const auto& tr : p.transfers) transfers[tr.step].push_back(&tr);
+  for (int s = 0; s < n; ++s) {
+    for (const plan::Transfer* tr : transfers[s]) {
+      const plan::Buffer *from = nullptr, *to = nullptr;
+      for (const plan::Buffer* b : buffers[tr->tensor]) {
+        if (b->level == tr->from && b->first_step <= s && s <= b->last_step) from = b;
+        if (b->level == tr->to && b->first_step <= s && s <= b->last_step) to = b;
+      }
+      if (!from || !to || tr->bytes > from->bytes || tr->bytes > to->bytes)
+        return Mismatch("transfer of '" + tr->tensor + "' at step " + std::to_string(s) + " from '" + tr->from +
+                        "' to '" + tr->to + "' has no live buffer at one end or moves more bytes than it holds");
+      std::memmove(mem[to->level].data() + to->offset, mem[from->level].data() + from->offset,
+                   static_cast<size_t>(tr->bytes));
+      if (offchip[from->level]) r.offchip_read_bytes += tr->bytes;
+      if (offchip[to->level]) r.offchip_write_bytes += tr->bytes;
+    }
+    for (const auto& so : p.steps[s].ops) {
+      auto it = ops.find(so.name);
+      if (it == ops.end()) return Mismatch("step " + std::to_string(s) + " runs op '" + so.name + "', which the model does not have");
+      const ir::Op& op = *it->second;
+      std::vector<const uint8_t*> in;
+      std::vector<uint8_t*> out;
+      for (ir::TensorId id : op.inputs) {
+        bool off = false;
+        SP_ASSIGN_OR_RETURN(uint8_t* ptr, locate(g.tensor(id), s, op.name, &off));
+        if (off) r.offchip_read_bytes += g.tensor(id).Bytes();
+        in.push_back(ptr);
+      }
+      for (ir::TensorId id : op.outputs) {
+        bool off = false;
+        SP_ASSIGN_OR_RETURN(uint8_t* ptr, locate(g.tensor(id), s, op.name, &off));
+        if (off && !ir::IsViewOp(op.type)) r.offchip_write_bytes += g.tensor(id).Bytes();
+        out.push_back(ptr);
+      }
+      // An output that shares bytes with an input: element-wise kernels may run in place; a
+      // depthwise convolution runs TinyEngine's way through its scratch buffer; nothing else may.
+      bool aliased = false;
+      if (!ir::IsViewOp(op.type))
+        for (size_t i = 0; i < op.inputs.size(); ++i)
+          for (size_t k = 0; k < op.outputs.size(); ++k) {
+            const uint8_t* ilo = in[i];
+            const uint8_t* ihi = ilo + g.tensor(op.inputs[i]).Bytes();
+            const uint8_t* olo = out[k];
+            const uint8_t* ohi = olo + g.tensor(op.outputs[k]).Bytes();
+            if (ilo < ohi && olo < ihi) aliased = true;
+          }
+      if (aliased && ir::IsDepthwiseConv(g, op)) {
+        const plan::Buffer* scratch = nullptr;
+        for (const plan::Buffer* b : buffers[op.name + ".scratch"])
+          if (b->first_step <= s && s <= b->last_step) scratch = b;
+        if (!scratch)
+          return Mismatch("step " + std::to_string(s) + " op '" + op.name +
+                          "': a depthwise convolution writes over its input but the plan gives it no scratch buffer");
+        SP_RETURN_IF_ERROR(RunDepthwiseInPlace(g, op, in, out[0], mem[scratch->level].data() + scratch->offset,
+                                               scratch->bytes)
+                               .WithContext("step " + std::to_string(s)));
+        continue;
+      }
+      if (aliased && !ir::IsUnaryElementwise(op.type) && !ir::IsBinaryElementwise(op.type))
+        return Mismatch("step " + std::to_string(s) + " op '" + op.name + "' (" + op.type +
+                        "): an output overlaps an input, which this kernel cannot do in place");
+      SP_RETURN_IF_ERROR(RunKernel(g, op, in, out).WithContext("step " + std::to_string(s)));
+    }
+    // Poison the bytes of buffers that die here, except bytes a buffer still live at s+1 holds
+    // (an in-place output shares its dying input's bytes). After the last step the outputs are read.
+    if (s == n - 1) break;
+    for (auto& [level, bytes] : mem) {
+      std::vector<std::pair<int64_t, int64_t>> keep;
+      for (const auto& b : p.buffers)
+        if (b.level == level && b.first_step <= s && b.last_step > s) keep.push_back({b.offset, b.offset + b.bytes});
+      std::sort(keep.begin(), keep.end());
+      for (const auto& b : p.buffers) {
+        if (b.level != level || b.last_step != s) continue;
+        auto pt = ptensors.find(b.tensor);
+        if (pt != ptensors.end() && (pt->second->kind == "constant" || pt->second->kind == "output")) continue;
+        int64_t lo = b.offset, hi = b.offset + b.bytes;
+        for (const auto& [klo, khi] : keep) {
+          if (khi <= lo || klo >= hi) continue;
+          if (klo > lo) std::memset(bytes.data() + lo, kPoison, static_cast<size_t>(klo - lo));
+          lo = std::max(lo, khi);
+        }
+        if (lo < hi) std::memset(bytes.data() + lo, kPoison, static_cast<size_t>(hi - lo));
+      }
+    }
+  }
+  for (ir::TensorId id : g.Outputs()) {
+    const ir::Tensor& t = g.tensor(id);
+    bool off = false;
+    SP_ASSIGN_OR_RETURN(uint8_t* ptr, locate(t, n - 1, "(graph output)", &off));
+    r.output_names.push_back(t.name);
+    r.outputs.emplace_back(ptr, ptr + t.Bytes());
+  }
+  r.steps = n;
+  return r;
+}
+
+std::string Compare(const ir::Graph& g, const ExecResult& naive, const ExecResult& arena, const plan::Plan& p) {
+  if (naive.outputs.size() != arena.outputs.size()) return "the runs produced different numbers of outputs";
+  for (size_t k = 0; k < naive.outputs.size(); ++k) {
+    const auto& a = naive.outputs[k];
+    const auto& b = arena.outputs[k];
+    if (a == b) continue;
+    const ir::Tensor& t = g.tensor(*g.FindTensor(naive.output_names[k]));
+    int es = ir::DataTypeSize(t.dtype);
+    size_t i = 0;
+    while (i < a.size() && i < b.size() && a[i] == b[i]) ++i;
+    size_t elem = i / es;
+    std::string va, vb;
+    if (t.dtype == ir::DataType::kFloat32 && (elem + 1) * 4 <= a.size()) {
+      float fa, fb;
+      std::memcpy(&fa, a.data() + elem * 4, 4);
+      std::memcpy(&fb, b.data() + elem * 4, 4);
+      va = std::to_string(fa);
+      vb = std::to_string(fb);
+    } else {
+      va = std::to_string(static_cast<int>(static_cast<int8_t>(a[i])));
+      vb = std::to_string(static_cast<int>(static_cast<int8_t>(b[i])));
+    }
+    return "output '" + naive.output_names[k] + "' differs at element " + std::to_string(elem) + ": naive " + va +
+           ", arena " + vb;
+  }
+  if (arena.offchip_read_bytes != p.metrics.offchip_read_bytes || arena.offchip_write_bytes != p.metrics.offchip_write_bytes)
+    return "off-chip bytes differ: the run moved read " + std::to_string(arena.offchip_read_bytes) + " / write " +
+           std::to_string(arena.offchip_write_bytes) + ", the plan says read " +
+           std::to_string(p.metrics.offchip_read_bytes) + " / write " + std::to_string(p.metrics.offchip_write_bytes);
+  return "";
+}
+
+}  // namespace sramplan::exec

@@ -1,0 +1,37 @@
+// NaiveExecutor (every tensor its own buffer) and ArenaExecutor (the network inside the byte arrays
+// a plan describes, at the planned offsets, with freed bytes poisoned), and their comparison.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "analysis/liveness.h"
+#include "exec/model_data.h"
+#include "ir/graph.h"
+#include "plan/plan.h"
+
+namespace sramplan::exec {
+
+struct ExecResult {
+  std::vector<std::string> output_names;         // graph outputs, in tensor id order
+  std::vector<std::vector<uint8_t>> outputs;     // their bytes
+  int64_t offchip_read_bytes = 0;                // counted by direction as the run moved them
+  int64_t offchip_write_bytes = 0;
+  int steps = 0;
+};
+
+// The byte pattern freed arena bytes are overwritten with.
+inline constexpr uint8_t kPoison = 0xA5;
+
+StatusOr<ExecResult> RunNaive(const ir::Graph& g, const analysis::Schedule& order, const ModelData& data);
+
+// Runs `p` (which must describe `g`) in one byte array per memory level, sized by the plan's
+// used_bytes. Address-range and liveness violations are StatusCode::kMismatch errors naming the op
+// and tensor.
+StatusOr<ExecResult> RunArena(const ir::Graph& g, const plan::Plan& p, const ModelData& data);
+
+// Empty when both runs produced identical bytes and the arena run's off-chip counts equal the
+// plan's metrics; otherwise a description of the first difference.
+std::string Compare(const ir::Graph& g, const ExecResult& naive, const ExecResult& arena, const plan::Plan& p);
+
+}  // namespace sramplan::exec

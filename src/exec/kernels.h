@@ -1,0 +1,28 @@
+// Runs one IR op through the C runtime kernels on raw pointers (float32 graphs).
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "ir/graph.h"
+#include "sramplan_rt.h"
+
+namespace sramplan::exec {
+
+// Logical descriptor of a tensor: contiguous row-major, or for feature maps of an NHWC graph the
+// (N, C, spatial...) view with NHWC strides (`feature_map`).
+sp_tensor_t Describe(const ir::Graph& g, const std::vector<int64_t>& shape, bool feature_map);
+// Elements a descriptor spans (what a kernel may touch), for range checks.
+int64_t SpanElements(const sp_tensor_t& t);
+
+// Executes `op`; `in[i]` points to op.inputs[i], `out[i]` to op.outputs[i]. View ops are no-ops.
+Status RunKernel(const ir::Graph& g, const ir::Op& op, const std::vector<const uint8_t*>& in,
+                 const std::vector<uint8_t*>& out);
+
+// TinyEngine's in-place depthwise convolution: the output overwrites the input. Each channel is
+// computed into `scratch` (N x H_out x W_out elements) and then copied over its own input channel,
+// which no later channel reads.
+Status RunDepthwiseInPlace(const ir::Graph& g, const ir::Op& op, const std::vector<const uint8_t*>& in,
+                           uint8_t* out, uint8_t* scratch, int64_t scratch_bytes);
+
+}  // namespace sramplan::exec
