@@ -74,6 +74,7 @@ int main(int argc, char** argv) {
   double time_limit = 60;
   int64_t default_capacity = 1048576;
   bool capacity_override = false;
+  bool fit_only = false;
   for (int i = 1; i + 1 < argc; i += 2) {
     std::string flag = argv[i], value = argv[i + 1];
     if (flag == "--dir") {
@@ -85,6 +86,8 @@ int main(int argc, char** argv) {
     } else if (flag == "--capacity") {
       default_capacity = std::stoll(value);
       capacity_override = true;
+    } else if (flag == "--fit-only") {
+      fit_only = value == "1";
     } else if (flag == "--only") {
       only = value;
     } else {
@@ -139,6 +142,7 @@ int main(int argc, char** argv) {
     pl::OptimalOptions options;
     options.time_limit_s = time_limit;
     options.capacity = capacity;
+    options.minimize = !fit_only;
     pl::OptimalResult res = pl::PlaceBestOf(r, options);
     if (!ValidPlacement(r, res.placement)) {
       std::cerr << name << ": INVALID placement\n";
@@ -175,7 +179,8 @@ int main(int argc, char** argv) {
        << t.str() << " | " << res.nodes << " |\n";
     std::cerr << name << ": arena " << res.placement.arena_bytes << " lb " << res.lower_bound
               << (res.fits_capacity ? " fits" : " DOES NOT FIT") << (res.proved_optimal ? " optimal" : "")
-              << " " << t.str() << " ms, " << res.nodes << " nodes\n";
+              << " " << t.str() << " ms, " << res.nodes << " nodes, fit " << res.seconds_to_fit * 1000
+              << " ms\n";
   }
   double median = 0;
   if (!times.empty()) {

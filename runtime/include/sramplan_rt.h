@@ -143,7 +143,10 @@ typedef enum {
  * = out / in), then rounded by the nearest mode and clamped to [0, in - 1]. TFLite
  * ResizeNearestNeighbor: align_corners=false, half_pixel_centers=false -> ASYMMETRIC + FLOOR;
  * half_pixel_centers=true -> TF_HALF_PIXEL_FOR_NN + FLOOR; align_corners=true -> ALIGN_CORNERS +
- * ROUND_PREFER_CEIL. ONNX Resize(mode=nearest) defaults: HALF_PIXEL + ROUND_PREFER_FLOOR. */
+ * ROUND_PREFER_CEIL. ONNX Resize(mode=nearest) defaults: HALF_PIXEL + ROUND_PREFER_FLOOR.
+ * Exact rationals mean ties are real ties (no float noise); when an ONNX model gives `scales` that
+ * are not exactly out/in (non-integral in * scale), the scale used here is still out/in. Axis
+ * lengths above 16384 must be unchanged by the resize. */
 sp_status_t sp_resize_nearest(const sp_tensor_t* in_desc, const void* in, sp_coord_mode_t coord,
                               sp_nearest_mode_t nearest, int32_t elem_size,
                               const sp_tensor_t* out_desc, void* out);

@@ -181,7 +181,8 @@ sp_status_t sp_max_pool_f32(const sp_tensor_t* in_desc, const float* in, const i
                             const int32_t* stride, const int32_t* pad, const int32_t* dilation,
                             const sp_tensor_t* out_desc, float* out);
 /* Average pool, same geometry (no dilation). count_include_pad = 0: divide by the taps inside the
- * input; != 0: by the taps inside the padded input [-pad_begin, dim + pad_end). */
+ * input; != 0: by the taps inside the padded input [-pad_begin, dim + pad_end) (a ceil_mode window
+ * hanging past the end padding counts only its part inside). A window with no tap gives 0. */
 sp_status_t sp_avg_pool_f32(const sp_tensor_t* in_desc, const float* in, const int32_t* kernel,
                             const int32_t* stride, const int32_t* pad, int32_t count_include_pad,
                             const sp_tensor_t* out_desc, float* out);

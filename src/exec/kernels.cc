@@ -252,8 +252,18 @@ Status RunKernel(const ir::Graph& g, const ir::Op& op, const std::vector<const u
     auto pads = I32(op.attrs.GetInts("pads"));
     std::string mode = op.attrs.GetString("mode", "constant");
     sp_pad_mode_t m = mode == "reflect" ? SP_PAD_REFLECT : mode == "edge" ? SP_PAD_EDGE : SP_PAD_CONSTANT;
-    float value = static_cast<float>(op.attrs.GetFloat("value", 0.0));
-    return Check(sp_pad(&x, in[0], pads.data(), m, &value, elem(op.inputs[0]), &o0, out[0]), op);
+    // The pad value is one element of the input's type.
+    const double v = op.attrs.GetFloat("value", 0.0);
+    uint8_t value[8] = {0};
+    switch (g.tensor(op.inputs[0]).dtype) {
+      case ir::DataType::kFloat32: { float f = static_cast<float>(v); std::memcpy(value, &f, 4); break; }
+      case ir::DataType::kInt64: { int64_t i = static_cast<int64_t>(v); std::memcpy(value, &i, 8); break; }
+      case ir::DataType::kInt32: { int32_t i = static_cast<int32_t>(v); std::memcpy(value, &i, 4); break; }
+      case ir::DataType::kInt16: { int16_t i = static_cast<int16_t>(v); std::memcpy(value, &i, 2); break; }
+      case ir::DataType::kInt8: { int8_t i = static_cast<int8_t>(v); std::memcpy(value, &i, 1); break; }
+      default: value[0] = static_cast<uint8_t>(v); break;
+    }
+    return Check(sp_pad(&x, in[0], pads.data(), m, value, elem(op.inputs[0]), &o0, out[0]), op);
   }
   if (t == "Expand") {
     sp_tensor_t x = Contig(shape(0));
@@ -282,9 +292,22 @@ Status RunKernel(const ir::Graph& g, const ir::Op& op, const std::vector<const u
   }
   if (t == "Cast") {
     sp_tensor_t x = Contig(shape(0));
-    if (g.tensor(op.inputs[0]).dtype != g.tensor(op.outputs[0]).dtype)
-      return Unsupported("op '" + op.name + "': Cast between different types is not executed yet");
-    return Check(sp_copy(&x, in[0], elem(op.inputs[0]), &o0, out[0]), op);
+    auto rt = [](ir::DataType d, sp_dtype_t* o) {
+      switch (d) {
+        case ir::DataType::kFloat32: *o = SP_DTYPE_F32; return true;
+        case ir::DataType::kInt8: *o = SP_DTYPE_S8; return true;
+        case ir::DataType::kUInt8: *o = SP_DTYPE_U8; return true;
+        case ir::DataType::kInt16: *o = SP_DTYPE_S16; return true;
+        case ir::DataType::kInt32: *o = SP_DTYPE_S32; return true;
+        case ir::DataType::kInt64: *o = SP_DTYPE_S64; return true;
+        case ir::DataType::kBool: *o = SP_DTYPE_BOOL; return true;
+        default: return false;
+      }
+    };
+    sp_dtype_t from, to;
+    if (!rt(g.tensor(op.inputs[0]).dtype, &from) || !rt(g.tensor(op.outputs[0]).dtype, &to))
+      return Unsupported("op '" + op.name + "': Cast from or to float16 is not executed");
+    return Check(sp_cast(&x, in[0], from, &o0, out[0], to), op);
   }
   return Unsupported("the executor has no kernel for op '" + op.name + "' of type " +
                      (t == "Opaque" ? "Opaque:" + op.original_type : t));

@@ -155,6 +155,14 @@ class ExactSearch {
     for (int i = 0; i < m; ++i) item_key_[i] = Mix(0x5A17u + static_cast<uint64_t>(i));
     valley_mode_ = getenv("SP_VALLEY") ? atoi(getenv("SP_VALLEY")) : 1;
     order_mode_ = getenv("SP_ORDER") ? atoi(getenv("SP_ORDER")) : 0;
+    use_tight_ = getenv("SP_NOTIGHT") == nullptr;
+    // Every offset of a compacted placement and every floor is a multiple of this.
+    granularity_ = 0;
+    for (const Item& it : items_) {
+      granularity_ = std::gcd(granularity_, it.size);
+      if (it.align > 1) granularity_ = std::gcd(granularity_, it.align);
+    }
+    granularity_ = std::max<int64_t>(1, granularity_);
     rand_mode_ = getenv("SP_RAND") ? atoi(getenv("SP_RAND")) : 0;
     use_cache_ = getenv("SP_NOCACHE") == nullptr;
   }
@@ -384,6 +392,41 @@ class ExactSearch {
     valley_x_ = x;
     SortCandidates(first, end);
 
+    // A section of the valley that cannot take any waste (slack below the granularity) must be
+    // covered at height x: branch on which item covers it (no other choice partitions better).
+    if (use_tight_) {
+      int tight = -1, tight_count = std::numeric_limits<int>::max();
+      for (int t = left; t <= right; ++t) {
+        if (bound_ - floor_[t] - rem_[t] >= granularity_) continue;
+        int count = 0;
+        for (size_t k = first; k < end; ++k) {
+          const Item& it = items_[candidates_[k]];
+          if (it.s <= t && t <= it.e && AlignUp(x, it.align) + it.size <= bound_ &&
+              (it.twin_prev < 0 || placed_[it.twin_prev]))
+            ++count;
+        }
+        if (count < tight_count) {
+          tight_count = count;
+          tight = t;
+        }
+      }
+      if (tight >= 0) {
+        bool ok = false;
+        for (size_t k = first; k < end && !ok && !stopped_; ++k) {
+          const int i = candidates_[k];
+          const Item& it = items_[i];
+          const int64_t off = AlignUp(x, it.align);
+          if (it.s > tight || it.e < tight || off + it.size > bound_) continue;
+          if (it.twin_prev >= 0 && !placed_[it.twin_prev]) continue;
+          Place(i, off);
+          ok = SolveRange(a, b);
+          Unplace(i, x);
+        }
+        candidates_.resize(first);
+        return ok;
+      }
+    }
+
     bool ok = false;
     for (size_t k = first; k < end && !ok && !stopped_; ++k) {
       const int i = candidates_[k];
@@ -543,6 +586,8 @@ class ExactSearch {
   bool use_cache_ = true;
   int valley_mode_ = 1;
   int order_mode_ = 0;
+  bool use_tight_ = true;
+  int64_t granularity_ = 1;
   int valley_left_ = 0, valley_right_ = 0;
   int64_t left_floor_ = 0, right_floor_ = 0, valley_x_ = 0;
   int rand_mode_ = 0;
@@ -577,18 +622,28 @@ OptimalResult Solve(const std::vector<BufferRequest>& r, const OptimalOptions& o
   res.proved_lower_bound = res.lower_bound;
   res.placement = std::move(incumbent);
   res.method = std::move(incumbent_method);
+  auto elapsed = [&]() { return std::chrono::duration<double>(Clock::now() - start).count(); };
+  auto note_fit = [&]() {
+    if (res.seconds_to_fit < 0 && (!options.capacity || res.placement.arena_bytes <= *options.capacity))
+      res.seconds_to_fit = elapsed();
+  };
+  auto satisfied = [&]() {
+    return !options.minimize && options.capacity && res.placement.arena_bytes <= *options.capacity;
+  };
+  note_fit();
   auto finish = [&]() {
     CheckPlacement(r, res.placement);
     res.proved_optimal = res.placement.arena_bytes <= res.proved_lower_bound;
     if (res.proved_optimal) res.proved_lower_bound = res.placement.arena_bytes;
     res.fits_capacity = !options.capacity || res.placement.arena_bytes <= *options.capacity;
-    res.seconds = std::chrono::duration<double>(Clock::now() - start).count();
+    res.seconds = elapsed();
     return res;
   };
   const bool any_fixed = std::any_of(r.begin(), r.end(), [](const BufferRequest& b) {
     return b.fixed_offset.has_value();
   });
-  if (any_fixed || res.placement.arena_bytes <= res.lower_bound || options.time_limit_s <= 0)
+  if (any_fixed || res.placement.arena_bytes <= res.lower_bound || options.time_limit_s <= 0 ||
+      satisfied())
     return finish();
 
   const auto deadline =
@@ -624,6 +679,7 @@ OptimalResult Solve(const std::vector<BufferRequest>& r, const OptimalOptions& o
           res.placement.offsets = std::move(offsets);
           res.placement.arena_bytes = arena;
           res.method = "exact";
+          note_fit();
         }
         break;
       }
@@ -640,10 +696,10 @@ OptimalResult Solve(const std::vector<BufferRequest>& r, const OptimalOptions& o
       *options.capacity >= res.proved_lower_bound)
     probe(*options.capacity);
   // 2. The live-bytes bound itself (usually reachable).
-  if (!res.hit_limit && res.placement.arena_bytes > res.proved_lower_bound)
+  if (!res.hit_limit && !satisfied() && res.placement.arena_bytes > res.proved_lower_bound)
     probe(res.proved_lower_bound);
   // 3. Bisection between the proved bound and the best arena.
-  while (!res.hit_limit && res.placement.arena_bytes > res.proved_lower_bound)
+  while (!res.hit_limit && !satisfied() && res.placement.arena_bytes > res.proved_lower_bound)
     probe(res.proved_lower_bound + (res.placement.arena_bytes - 1 - res.proved_lower_bound) / 2);
   res.nodes = search.nodes();
   return finish();

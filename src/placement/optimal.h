@@ -35,6 +35,7 @@ struct OptimalOptions {
   double time_limit_s = 10;            // wall-clock budget of the exact search (<= 0: no search)
   std::optional<int64_t> capacity;     // if set, first find an arena <= capacity, then minimise
   int64_t node_limit = 0;              // > 0: also stop after this many search nodes (reproducible)
+  bool minimize = true;  // false: with a capacity, stop at the first placement that fits it
 };
 
 struct OptimalResult {
@@ -46,6 +47,7 @@ struct OptimalResult {
   bool hit_limit = false;          // the time or node limit stopped the search
   int64_t nodes = 0;               // search nodes explored
   double seconds = 0;              // wall-clock time of the whole call
+  double seconds_to_fit = -1;      // when a placement within the capacity was first known (-1: never)
   std::string method;              // algorithm that produced `placement` ("exact", "greedy-by-size", ...)
 };
 
