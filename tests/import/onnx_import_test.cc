@@ -693,7 +693,7 @@ TEST(OnnxImportTest, CycleIsAnErrorNamingANodeOnIt) {
   ASSERT_FALSE(g.ok());
   EXPECT_EQ(g.status().code(), StatusCode::kInvalidArgument);
   EXPECT_THAT(g.status().message(), HasSubstr("cycle"));
-  const std::string& m = g.status().message();
+  std::string m = g.status().message();
   EXPECT_TRUE(m.find("'node_p' -> 'node_q' -> 'node_p'") != std::string::npos ||
               m.find("'node_q' -> 'node_p' -> 'node_q'") != std::string::npos)
       << m;
@@ -841,8 +841,7 @@ TEST(OnnxImportTest, ConvAttributesAreMadeExplicit) {
   ModelBuilder::AttrInts(c3, "dilations", {1, 2, 2});
   b.Init("w1", {2, 4, 3});
   b.Node("Squeeze", {"y", "ax"}, {"y4"});
-  auto* c1 = b.Node("Reshape", {"y4", "shp"}, {"y3"});
-  (void)c1;
+  b.Node("Reshape", {"y4", "shp"}, {"y3"});
   b.InitInts("shp", {1, 4, -1});
   b.Node("Conv", {"y3", "w1"}, {"z"}, "conv1d");
   b.Output("z");
