@@ -59,7 +59,11 @@ constexpr int64_t kMaxWindowAttr = int64_t{1} << 30;
 constexpr size_t kMaxModelBytes = static_cast<size_t>(INT_MAX);
 
 std::string Q(const std::string& s) { return "'" + s + "'"; }
-std::string DimsStr(const Dims& d) { return "[" + JoinInts(d) + "]"; }
+std::string DimsStr(const Dims& d) {
+  std::string r = "[";
+  r += JoinInts(d);
+  return r += "]";
+}
 
 // First line of an exception message, trimmed to a readable length.
 std::string ExceptionText(const std::exception& e) {
