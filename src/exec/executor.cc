@@ -25,7 +25,8 @@ ExecResult CollectOutputs(const ir::Graph& g, const std::vector<const uint8_t*>&
 
 }  // namespace
 
-StatusOr<ExecResult> RunNaive(const ir::Graph& g, const analysis::Schedule& order, const ModelData& data) {
+StatusOr<ExecResult> RunNaive(const ir::Graph& g, const analysis::Schedule& order, const ModelData& data,
+                              const QuantizedModel* quant, const OpObserver* observer) {
   SP_RETURN_IF_ERROR(analysis::ValidateSchedule(g, order));
   std::vector<std::vector<uint8_t>> own(g.num_tensors());
   std::vector<const uint8_t*> ptr(g.num_tensors(), nullptr);
@@ -45,14 +46,16 @@ StatusOr<ExecResult> RunNaive(const ir::Graph& g, const analysis::Schedule& orde
     std::vector<uint8_t*> out;
     for (ir::TensorId t : op.inputs) in.push_back(ptr[t.value()]);
     for (ir::TensorId t : op.outputs) out.push_back(const_cast<uint8_t*>(ptr[t.value()]));
-    SP_RETURN_IF_ERROR(RunKernel(g, op, in, out));
+    SP_RETURN_IF_ERROR(quant ? RunKernelS8(g, op, *quant, in, out) : RunKernel(g, op, in, out));
+    if (observer) (*observer)(op, out);
   }
   ExecResult r = CollectOutputs(g, ptr);
   r.steps = static_cast<int>(order.size());
   return r;
 }
 
-StatusOr<ExecResult> RunArena(const ir::Graph& g, const plan::Plan& p, const ModelData& data) {
+StatusOr<ExecResult> RunArena(const ir::Graph& g, const plan::Plan& p, const ModelData& data,
+                              const QuantizedModel* quant) {
   // Memories: one array per level, exactly as large as the plan uses.
   std::map<std::string, std::vector<uint8_t>> mem;
   std::map<std::string, bool> offchip;
@@ -171,15 +174,17 @@ StatusOr<ExecResult> RunArena(const ir::Graph& g, const plan::Plan& p, const Mod
         if (!scratch)
           return Mismatch("step " + std::to_string(s) + " op '" + op.name +
                           "': a depthwise convolution writes over its input but the plan gives it no scratch buffer");
-        SP_RETURN_IF_ERROR(RunDepthwiseInPlace(g, op, in, out[0], mem[scratch->level].data() + scratch->offset,
-                                               scratch->bytes)
+        uint8_t* sp = mem[scratch->level].data() + scratch->offset;
+        SP_RETURN_IF_ERROR((quant ? RunDepthwiseInPlaceS8(g, op, *quant, in, out[0], sp, scratch->bytes)
+                                  : RunDepthwiseInPlace(g, op, in, out[0], sp, scratch->bytes))
                                .WithContext("step " + std::to_string(s)));
         continue;
       }
       if (aliased && !ir::IsUnaryElementwise(op.type) && !ir::IsBinaryElementwise(op.type))
         return Mismatch("step " + std::to_string(s) + " op '" + op.name + "' (" + op.type +
                         "): an output overlaps an input, which this kernel cannot do in place");
-      SP_RETURN_IF_ERROR(RunKernel(g, op, in, out).WithContext("step " + std::to_string(s)));
+      SP_RETURN_IF_ERROR((quant ? RunKernelS8(g, op, *quant, in, out) : RunKernel(g, op, in, out))
+                             .WithContext("step " + std::to_string(s)));
     }
     // Poison the bytes of buffers that die here, except bytes a buffer still live at s+1 holds
     // (an in-place output shares its dying input's bytes). After the last step the outputs are read.

@@ -2,6 +2,7 @@
 // a plan describes, at the planned offsets, with freed bytes poisoned), and their comparison.
 #pragma once
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -23,12 +24,21 @@ struct ExecResult {
 // The byte pattern freed arena bytes are overwritten with.
 inline constexpr uint8_t kPoison = 0xA5;
 
-StatusOr<ExecResult> RunNaive(const ir::Graph& g, const analysis::Schedule& order, const ModelData& data);
+struct QuantizedModel;  // exec/quantize.h
+
+// Called by RunNaive after each op with the op's output bytes (e.g. to calibrate quantisation).
+using OpObserver = std::function<void(const ir::Op& op, const std::vector<uint8_t*>& outputs)>;
+
+// Float32 graphs run RunKernel; int8 graphs need `quant` (their quantisation parameters and lookup
+// tables; `data` is then quant->data) and run RunKernelS8.
+StatusOr<ExecResult> RunNaive(const ir::Graph& g, const analysis::Schedule& order, const ModelData& data,
+                              const QuantizedModel* quant = nullptr, const OpObserver* observer = nullptr);
 
 // Runs `p` (which must describe `g`) in one byte array per memory level, sized by the plan's
 // used_bytes. Address-range and liveness violations are StatusCode::kMismatch errors naming the op
 // and tensor.
-StatusOr<ExecResult> RunArena(const ir::Graph& g, const plan::Plan& p, const ModelData& data);
+StatusOr<ExecResult> RunArena(const ir::Graph& g, const plan::Plan& p, const ModelData& data,
+                              const QuantizedModel* quant = nullptr);
 
 // Empty when both runs produced identical bytes and the arena run's off-chip counts equal the
 // plan's metrics; otherwise a description of the first difference.

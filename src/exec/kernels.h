@@ -1,4 +1,5 @@
-// Runs one IR op through the C runtime kernels on raw pointers (float32 graphs).
+// Runs one IR op through the C runtime kernels on raw pointers (float32 graphs; int8 graphs with
+// their quantisation parameters: kernels_s8.cc).
 #pragma once
 
 #include <cstdint>
@@ -8,6 +9,8 @@
 #include "sramplan_rt.h"
 
 namespace sramplan::exec {
+
+struct QuantizedModel;  // exec/quantize.h
 
 // Logical descriptor of a tensor: contiguous row-major, or for feature maps of an NHWC graph the
 // (N, C, spatial...) view with NHWC strides (`feature_map`).
@@ -24,5 +27,13 @@ Status RunKernel(const ir::Graph& g, const ir::Op& op, const std::vector<const u
 // which no later channel reads.
 Status RunDepthwiseInPlace(const ir::Graph& g, const ir::Op& op, const std::vector<const uint8_t*>& in,
                            uint8_t* out, uint8_t* scratch, int64_t scratch_bytes);
+
+// The int8 versions: TFLite Micro semantics through the runtime's int8 kernels, with the
+// parameters and lookup tables of `q`. Ops without an int8 implementation are kUnsupported.
+Status RunKernelS8(const ir::Graph& g, const ir::Op& op, const QuantizedModel& q,
+                   const std::vector<const uint8_t*>& in, const std::vector<uint8_t*>& out);
+Status RunDepthwiseInPlaceS8(const ir::Graph& g, const ir::Op& op, const QuantizedModel& q,
+                             const std::vector<const uint8_t*>& in, uint8_t* out, uint8_t* scratch,
+                             int64_t scratch_bytes);
 
 }  // namespace sramplan::exec

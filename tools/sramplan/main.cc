@@ -6,9 +6,11 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <optional>
 
 #include "driver/strategy.h"
 #include "exec/executor.h"
+#include "exec/quantize.h"
 #include "import/import.h"
 #include "plan/plan.h"
 #include "plan/verifier.h"
@@ -208,16 +210,36 @@ int CmdVerify(const ModelFlags& f, const VerifyFlags& vf) {
   }
   auto g = LoadModel(f);
   if (!g.ok()) return Fail(g.status());
-  if (f.dtype != "float32")
-    return Fail(sp::Unsupported("verify executes float32 plans for now (pass --dtype float32); the int8 "
-                                "execution path is not implemented yet"));
-  auto data = sp::exec::MakeModelData(*g, vf.seed);
-  if (!data.ok()) return Fail(data.status());
+  if (f.dtype != "float32" && f.dtype != "int8")
+    return Fail(sp::Unsupported("verify executes float32 and int8 plans (pass --dtype int8 or --dtype float32), not " +
+                                f.dtype));
+  // float32: the model's data (or seeded values). int8: post-training quantisation calibrated on a
+  // float32 run of the same model and seed (exec/quantize.h).
+  sp::exec::ModelData float_data;
+  std::optional<sp::exec::QuantizedModel> quant;
+  sp::exec::ExecResult reference;
+  if (f.dtype == "int8") {
+    auto t0 = std::chrono::steady_clock::now();
+    auto q = sp::exec::QuantizeModel(*g, vf.seed, &reference);
+    if (!q.ok()) return Fail(q.status());
+    quant = std::move(q).value();
+    double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    Log(1, "int8: quantised with ranges from a float32 reference run (" + std::to_string(static_cast<int>(ms)) + " ms)");
+  } else {
+    auto data = sp::exec::MakeModelData(*g, vf.seed);
+    if (!data.ok()) return Fail(data.status());
+    float_data = std::move(data).value();
+  }
+  const sp::exec::ModelData& data = quant ? quant->data : float_data;
+  const sp::exec::QuantizedModel* qp = quant ? &*quant : nullptr;
   sp::driver::PlanOptions opts;
   opts.dtype_name = f.dtype;
   opts.batch = f.batch;
   opts.schedule = vf.schedule;
   int rc = 0;
+  // The naive run depends only on the operator order: strategies with the same order share it.
+  sp::analysis::Schedule naive_order;
+  std::optional<sp::exec::ExecResult> naive;
   for (const auto& s : strategies) {
     auto t0 = std::chrono::steady_clock::now();
     auto p = sp::driver::RunStrategy(*g, *target, s, opts);
@@ -227,9 +249,17 @@ int CmdVerify(const ModelFlags& f, const VerifyFlags& vf) {
       for (const auto& so : st.ops)
         for (const auto& op : g->ops())
           if (op.name == so.name) order.push_back(op.id);
-    auto naive = sp::exec::RunNaive(*g, order, *data);
-    if (!naive.ok()) return Fail(naive.status());
-    auto arena = sp::exec::RunArena(*g, *p, *data);
+    if (!naive || order != naive_order) {
+      auto r = sp::exec::RunNaive(*g, order, data, qp);
+      if (!r.ok()) return Fail(r.status());
+      naive = std::move(r).value();
+      naive_order = order;
+      if (quant) {
+        auto err = sp::exec::CompareWithReference(*g, *quant, *naive, reference);
+        if (err.ok()) Log(1, "int8 outputs vs the float32 reference: " + err->Summary());
+      }
+    }
+    auto arena = sp::exec::RunArena(*g, *p, data, qp);
     double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
     if (!arena.ok()) {
       if (arena.status().code() != sp::StatusCode::kMismatch) return Fail(arena.status());
@@ -244,8 +274,8 @@ int CmdVerify(const ModelFlags& f, const VerifyFlags& vf) {
       continue;
     }
     char line[256];
-    std::snprintf(line, sizeof line, "verify %s: OK (%d steps, arena %lld B, outputs bit-identical, off-chip read %lld / write %lld B as planned) in %.0f ms\n",
-                  s.c_str(), arena->steps, static_cast<long long>(p->metrics.arena_bytes),
+    std::snprintf(line, sizeof line, "verify %s: OK (%s, %d steps, arena %lld B, outputs bit-identical, off-chip read %lld / write %lld B as planned) in %.0f ms\n",
+                  s.c_str(), f.dtype.c_str(), arena->steps, static_cast<long long>(p->metrics.arena_bytes),
                   static_cast<long long>(arena->offchip_read_bytes), static_cast<long long>(arena->offchip_write_bytes), ms);
     std::cout << line;
   }
@@ -307,7 +337,7 @@ int main(int argc, char** argv) {
   plan->add_flag("--print-target", pf.print_target, "print the resolved target as JSON first");
 
   ModelFlags verify_flags;
-  verify_flags.dtype = "float32";
+  verify_flags.dtype = "int8";
   VerifyFlags vf;
   auto* verify = app.add_subcommand("verify", "plan, then run the model naively and inside the plan's arena; "
                                               "exit 0 when outputs match bit for bit, 3 on any mismatch");
