@@ -162,5 +162,23 @@ TEST(Cli, UnknownOpAsOpaqueWithDeclaredShape) {
   EXPECT_EQ(r.rc, 0) << r.err;
 }
 
+TEST(Cli, PlaceCsvProblem) {
+  // Three buffers: a and b overlap in time (ids 7 and 9), c reuses a's bytes. Lower bound 30.
+  std::string csv = WriteTempFile("place.csv", "id,lower,upper,size\n7,0,2,10\n9,1,3,20\n4,2,4,10\n");
+  std::string sol = WriteTempFile("place_solution.csv", "");
+  CliRun r = Cli("place " + Q(csv) + " --capacity 30 --out " + Q(sol));
+  EXPECT_EQ(r.rc, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("lower bound 30 B, arena 30 B"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("FITS"), std::string::npos) << r.out;
+  std::ifstream in(sol);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  EXPECT_NE(ss.str().find("id,lower,upper,size,offset"), std::string::npos) << ss.str();
+  EXPECT_EQ(Cli("place " + Q(csv) + " --capacity 29").rc, 2);
+  ExpectBadInput("place " + Q(WriteTempFile("bad_place.csv", "id,lower,upper,size\n1,5,3,10\n")) + " --capacity 100",
+                 "bad_place.csv:2: upper (3) must be greater than lower (5)");
+  ExpectBadInput("place " + Q(csv) + " --capacity lots", "--capacity 'lots'");
+}
+
 }  // namespace
 }  // namespace sramplan::testing

@@ -12,6 +12,8 @@
 #include "exec/executor.h"
 #include "exec/quantize.h"
 #include "import/import.h"
+#include "placement/optimal.h"
+#include "placement/problem_csv.h"
 #include "plan/plan.h"
 #include "plan/verifier.h"
 #include "report/report.h"
@@ -282,6 +284,45 @@ int CmdVerify(const ModelFlags& f, const VerifyFlags& vf) {
   return rc;
 }
 
+struct PlaceFlags {
+  std::string file;
+  std::string capacity;
+  double time_limit_s = 10;
+  std::string out;
+};
+
+// A placement problem from CSV (id,lower,upper,size; half-open lifetimes): best-of portfolio plus the
+// exact search. Exit 0 when the arena fits the capacity, 2 when it does not, 1 on bad input.
+int CmdPlace(const PlaceFlags& f) {
+  int64_t capacity = 0;
+  if (!sp::ParseByteSize(f.capacity, &capacity) || capacity <= 0)
+    return Fail(sp::InvalidArgument("--capacity '" + f.capacity + "' is not a positive size (e.g. 1048576 or 1MiB)"));
+  if (!(f.time_limit_s >= 0)) return Fail(sp::InvalidArgument("--time-limit must be >= 0 seconds"));
+  auto problem = sp::placement::ReadProblemCsvFile(f.file);
+  if (!problem.ok()) return Fail(problem.status());
+  sp::placement::OptimalOptions o;
+  o.time_limit_s = f.time_limit_s;
+  o.capacity = capacity;
+  Log(1, "placing " + std::to_string(problem->requests.size()) + " buffers from " + f.file + " (time limit " +
+             std::to_string(f.time_limit_s) + " s)");
+  sp::placement::OptimalResult r = sp::placement::PlaceBestOf(problem->requests, o);
+  char line[512];
+  std::snprintf(line, sizeof line,
+                "%s: %zu buffers, lower bound %lld B, arena %lld B (%s), capacity %lld B: %s; %s; %.3f s, %lld nodes\n",
+                f.file.c_str(), problem->requests.size(), static_cast<long long>(r.lower_bound),
+                static_cast<long long>(r.placement.arena_bytes), r.method.c_str(), static_cast<long long>(capacity),
+                r.fits_capacity ? "FITS" : "DOES NOT FIT",
+                r.proved_optimal ? "proved optimal" : (r.hit_limit ? "search stopped at the limit" : "not proved optimal"),
+                r.seconds, static_cast<long long>(r.nodes));
+  std::cout << line;
+  if (!f.out.empty()) {
+    sp::Status st = sp::placement::WriteSolutionCsvFile(f.out, *problem, r.placement);
+    if (!st.ok()) return Fail(st);
+    Log(1, "wrote " + f.out);
+  }
+  return r.fits_capacity ? 0 : 2;
+}
+
 int CmdCheckPlan(const std::string& path) {
   std::string text, error;
   if (!sp::ReadFileToString(path, &text, &error)) return Fail(sp::NotFound(error));
@@ -347,11 +388,19 @@ int main(int argc, char** argv) {
   verify->add_option("--schedule", vf.schedule, "model or minpeak")->check(CLI::IsMember({"model", "minpeak"}));
   verify->add_option("--seed", vf.seed, "seed of the generated weights and inputs");
 
+  PlaceFlags place_flags;
+  auto* place = app.add_subcommand("place", "place buffers of a CSV problem (id,lower,upper,size; half-open "
+                                            "lifetimes) in an arena: exit 0 fits, 2 does not");
+  place->add_option("file", place_flags.file, "problem CSV")->required();
+  place->add_option("--capacity", place_flags.capacity, "arena capacity in bytes (e.g. 1048576 or 1MiB)")->required();
+  place->add_option("--time-limit", place_flags.time_limit_s, "seconds for the exact search (default 10)");
+  place->add_option("--out", place_flags.out, "write the solution CSV (id,lower,upper,size,offset)");
+
   std::string plan_file;
   auto* check = app.add_subcommand("check-plan", "run the independent verifier on a plan JSON file");
   check->add_option("plan", plan_file, "plan.json written by sramplan plan --json")->required();
 
-  for (auto* sub : {targets, inspect, plan, verify, check}) {
+  for (auto* sub : {targets, inspect, plan, verify, place, check}) {
     sub->add_flag("-q,--quiet", quiet, "print only results");
     sub->add_flag("-v,--verbose", verbose, "print progress and timings to stderr");
   }
@@ -359,9 +408,9 @@ int main(int argc, char** argv) {
   if (argc >= 2 && argv[1][0] != '-') {
     std::string cmd = argv[1];
     bool known = false;
-    for (auto* sub : {targets, inspect, plan, verify, check}) known = known || sub->get_name() == cmd;
+    for (auto* sub : {targets, inspect, plan, verify, place, check}) known = known || sub->get_name() == cmd;
     if (!known) {
-      std::cerr << "error: unknown command '" << cmd << "'; commands: targets, inspect, plan, verify, check-plan "
+      std::cerr << "error: unknown command '" << cmd << "'; commands: targets, inspect, plan, verify, place, check-plan "
                 << "(sramplan --help)\n";
       return 1;
     }
@@ -377,6 +426,7 @@ int main(int argc, char** argv) {
   if (*inspect) return CmdInspect(inspect_flags);
   if (*plan) return CmdPlan(plan_flags, pf);
   if (*verify) return CmdVerify(verify_flags, vf);
+  if (*place) return CmdPlace(place_flags);
   if (*check) return CmdCheckPlan(plan_file);
   return 1;
 }
