@@ -8,19 +8,8 @@
 namespace sramplan::exec {
 namespace {
 
-sp_tensor_t Contig(const std::vector<int64_t>& shape) {
-  sp_tensor_t t;
-  int32_t dims[SP_MAX_DIMS];
-  int r = static_cast<int>(shape.size());
-  for (int i = 0; i < r; ++i) dims[i] = static_cast<int32_t>(shape[i]);
-  sp_tensor_init_contiguous(&t, r, dims);
-  return t;
-}
-
 const float* F(const uint8_t* p) { return reinterpret_cast<const float*>(p); }
 float* F(uint8_t* p) { return reinterpret_cast<float*>(p); }
-
-std::vector<int32_t> I32(const std::vector<int64_t>& v) { return std::vector<int32_t>(v.begin(), v.end()); }
 
 Status Check(sp_status_t s, const ir::Op& op) {
   if (s == SP_OK) return Status::Ok();
@@ -30,6 +19,17 @@ Status Check(sp_status_t s, const ir::Op& op) {
 int64_t NormAxis(int64_t axis, int64_t rank) { return axis < 0 ? axis + rank : axis; }
 
 }  // namespace
+
+sp_tensor_t Contig(const std::vector<int64_t>& shape) {
+  sp_tensor_t t;
+  int32_t dims[SP_MAX_DIMS];
+  int r = static_cast<int>(shape.size());
+  for (int i = 0; i < r; ++i) dims[i] = static_cast<int32_t>(shape[i]);
+  sp_tensor_init_contiguous(&t, r, dims);
+  return t;
+}
+
+std::vector<int32_t> I32(const std::vector<int64_t>& v) { return std::vector<int32_t>(v.begin(), v.end()); }
 
 sp_tensor_t Describe(const ir::Graph& g, const std::vector<int64_t>& shape, bool feature_map) {
   if (!feature_map || g.layout != ir::Layout::kNHWC || shape.size() < 3) return Contig(shape);

@@ -15,6 +15,10 @@ struct QuantizedModel;  // exec/quantize.h
 // Logical descriptor of a tensor: contiguous row-major, or for feature maps of an NHWC graph the
 // (N, C, spatial...) view with NHWC strides (`feature_map`).
 sp_tensor_t Describe(const ir::Graph& g, const std::vector<int64_t>& shape, bool feature_map);
+// Row-major contiguous descriptor of `shape`.
+sp_tensor_t Contig(const std::vector<int64_t>& shape);
+// Attribute lists narrowed to the runtime's int32.
+std::vector<int32_t> I32(const std::vector<int64_t>& v);
 // Elements a descriptor spans (what a kernel may touch), for range checks.
 int64_t SpanElements(const sp_tensor_t& t);
 

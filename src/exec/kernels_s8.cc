@@ -24,21 +24,8 @@
 namespace sramplan::exec {
 namespace {
 
-sp_tensor_t Contig(const std::vector<int64_t>& shape) {
-  sp_tensor_t t;
-  int32_t dims[SP_MAX_DIMS];
-  int r = static_cast<int>(shape.size());
-  for (int i = 0; i < r; ++i) dims[i] = static_cast<int32_t>(shape[i]);
-  sp_tensor_init_contiguous(&t, r, dims);
-  return t;
-}
-
 const int8_t* S8(const uint8_t* p) { return reinterpret_cast<const int8_t*>(p); }
 int8_t* S8(uint8_t* p) { return reinterpret_cast<int8_t*>(p); }
-
-std::vector<int32_t> I32(const std::vector<int64_t>& v) {
-  return std::vector<int32_t>(v.begin(), v.end());
-}
 
 Status Check(sp_status_t s, const ir::Op& op) {
   if (s == SP_OK) return Status::Ok();
