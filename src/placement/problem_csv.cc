@@ -24,8 +24,8 @@ std::vector<std::string> SplitFields(const std::string& line) {
   size_t begin = 0;
   while (true) {
     size_t comma = line.find(',', begin);
-    fields.push_back(Trim(line.substr(begin, comma == std::string::npos ? std::string::npos
-                                                                          : comma - begin)));
+    fields.push_back(
+        Trim(line.substr(begin, comma == std::string::npos ? std::string::npos : comma - begin)));
     if (comma == std::string::npos) break;
     begin = comma + 1;
   }
@@ -51,11 +51,13 @@ StatusOr<PlacementProblem> ParseProblemCsv(const std::string& text, const std::s
   int line_no = 0;
   size_t columns = 0;  // 0 until the header is read
   std::unordered_map<int64_t, int> line_of_id;
+  int64_t total_bytes = 0;
   auto error = [&](const std::string& what) {
     return InvalidArgument(name + ":" + std::to_string(line_no) + ": " + what);
   };
   while (std::getline(in, line)) {
     ++line_no;
+    if (line_no == 1 && line.rfind("\xEF\xBB\xBF", 0) == 0) line.erase(0, 3);  // UTF-8 BOM
     if (Trim(line).empty()) continue;
     std::vector<std::string> fields = SplitFields(line);
     if (columns == 0) {
@@ -80,8 +82,9 @@ StatusOr<PlacementProblem> ParseProblemCsv(const std::string& text, const std::s
       if (!ParseInt(fields[c], &v[c]))
         return error("column '" + kColumns[c] + "' is not an integer: '" + fields[c] + "'");
     const int64_t id = v[0], lower = v[1], upper = v[2], size = v[3];
-    if (size < 0) return error("negative size " + std::to_string(size) + " (buffer id " +
-                               std::to_string(id) + ")");
+    if (size < 0)
+      return error("negative size " + std::to_string(size) + " (buffer id " + std::to_string(id) +
+                   ")");
     if (size > kMaxBytes)
       return error("size " + std::to_string(size) + " is larger than the supported maximum " +
                    std::to_string(kMaxBytes) + " (buffer id " + std::to_string(id) + ")");
@@ -90,12 +93,16 @@ StatusOr<PlacementProblem> ParseProblemCsv(const std::string& text, const std::s
                    std::to_string(lower) + "): lifetimes are half-open [lower, upper) (buffer id " +
                    std::to_string(id) + ")");
     if (columns == 5 && v[4] < 0)
-      return error("negative offset " + std::to_string(v[4]) + " (buffer id " +
-                   std::to_string(id) + ")");
+      return error("negative offset " + std::to_string(v[4]) + " (buffer id " + std::to_string(id) +
+                   ")");
     auto [it, inserted] = line_of_id.emplace(id, line_no);
     if (!inserted)
       return error("duplicate id " + std::to_string(id) + " (first used on line " +
                    std::to_string(it->second) + ")");
+    total_bytes += size;
+    if (total_bytes > kMaxBytes)
+      return error("the sizes add up to more than the supported maximum " +
+                   std::to_string(kMaxBytes) + " bytes");
     p.ids.push_back(id);
     p.lowers.push_back(lower);
     p.uppers.push_back(upper);

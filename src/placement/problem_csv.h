@@ -30,8 +30,8 @@ struct PlacementProblem {
 };
 
 // Parses CSV text; `name` prefixes error messages ("A.csv:7: ..."). The header must be
-// `id,lower,upper,size` (optionally followed by `,offset`); blank lines are ignored. Errors name the
-// line and what is wrong: a missing or non-integer value, a negative size, upper <= lower, a
+// `id,lower,upper,size` (optionally followed by `,offset`); blank lines are ignored. Errors name
+// the line and what is wrong: a missing or non-integer value, a negative size, upper <= lower, a
 // duplicate id, too many or too few columns.
 StatusOr<PlacementProblem> ParseProblemCsv(const std::string& text, const std::string& name);
 StatusOr<PlacementProblem> ReadProblemCsvFile(const std::string& path);
