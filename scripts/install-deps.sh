@@ -8,6 +8,8 @@ pkgs=(
   libonnx-dev libprotobuf-dev protobuf-compiler
   nlohmann-json3-dev libcli11-dev libfmt-dev
   libgtest-dev libgmock-dev libbenchmark-dev
+  coinor-libcbc-dev libisl-dev
+  gcc-arm-none-eabi libnewlib-arm-none-eabi qemu-system-arm
 )
 if [[ "${1:-}" == "--export" ]]; then
   pkgs+=(python3-torchvision python3-onnx)
