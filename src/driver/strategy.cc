@@ -76,6 +76,7 @@ const std::vector<StrategyInfo>& Strategies() {
 }
 
 bool IsStrategy(const std::string& name) {
+  if (IsBudgetStrategy(name)) return true;
   for (const auto& s : Strategies())
     if (s.name == name) return true;
   return false;
@@ -87,26 +88,71 @@ std::string PlanOpType(const ir::Graph& g, const ir::Op& op) {
   return op.type;
 }
 
-StatusOr<plan::Plan> RunStrategy(const ir::Graph& g, const target::Target& t, const std::string& strategy,
-                                 const PlanOptions& options) {
-  if (!IsStrategy(strategy)) {
-    std::string names;
-    for (const auto& s : Strategies()) names += (names.empty() ? "" : ", ") + s.name;
-    return InvalidArgument("unknown strategy '" + strategy + "'; choose one of " + names + " or all");
-  }
+StatusOr<analysis::Schedule> ChooseSchedule(const ir::Graph& g, const PlanOptions& options, std::string* note) {
   analysis::Schedule sched;
-  std::string schedule_note;
   if (options.schedule == "model") {
     sched = analysis::ModelOrder(g);
   } else if (options.schedule == "minpeak") {
     schedule::MinPeakResult mp = schedule::MinPeakSchedule(g);
     sched = mp.order;
-    schedule_note = "min-peak schedule (" + mp.method + "): live peak " + std::to_string(mp.peak_bytes) +
-                    " B vs " + std::to_string(mp.model_order_peak) + " B in model order" +
-                    (mp.proved_optimal ? ", proved optimal" : ", not proved; bound " + std::to_string(mp.lower_bound) + " B");
+    *note = "min-peak schedule (" + mp.method + "): live peak " + std::to_string(mp.peak_bytes) + " B vs " +
+            std::to_string(mp.model_order_peak) + " B in model order" +
+            (mp.proved_optimal ? ", proved optimal" : ", not proved; bound " + std::to_string(mp.lower_bound) + " B");
   } else {
     return InvalidArgument("unknown schedule '" + options.schedule + "'; choose model or minpeak");
   }
+  SP_RETURN_IF_ERROR(analysis::ValidateSchedule(g, sched));
+  return sched;
+}
+
+plan::Plan PlanSkeleton(const ir::Graph& g, const target::Target& t, const analysis::Schedule& sched,
+                        const std::string& strategy, const PlanOptions& options) {
+  plan::Plan p;
+  p.model = g.name;
+  p.target = t.name;
+  p.strategy = strategy;
+  p.schedule = options.schedule;
+  p.dtype = options.dtype_name;
+  p.batch = options.batch;
+  p.arena_level = t.levels[t.arena_level].name;
+  for (const auto& l : t.levels)
+    p.levels.push_back({l.name, target::MemoryKindName(l.kind), l.capacity, 0, 0, l.holds_activations});
+  for (size_t s = 0; s < sched.size(); ++s) {
+    const ir::Op& op = g.op(sched[s]);
+    plan::StepOp so;
+    so.name = op.name;
+    so.type = PlanOpType(g, op);
+    for (ir::TensorId in : op.inputs) so.inputs.push_back(g.tensor(in).name);
+    for (ir::TensorId out : op.outputs) so.outputs.push_back(g.tensor(out).name);
+    p.steps.push_back({static_cast<int>(s), {so}});
+  }
+  for (const ir::Tensor& ten : g.tensors()) {
+    plan::Tensor pt;
+    pt.name = ten.name;
+    pt.bytes = ten.Bytes();
+    pt.kind = ir::TensorKindName(ten.kind);
+    pt.dtype = ir::DataTypeName(ten.dtype);
+    pt.shape = ten.shape;
+    if (ten.producer.valid()) pt.producer = g.op(ten.producer).name;
+    for (ir::OpId c : ten.consumers) pt.consumers.push_back(g.op(c).name);
+    ir::TensorId root = g.StorageRoot(ten.id);
+    if (root != ten.id) pt.alias_of = g.tensor(g.op(ten.producer).inputs[0]).name;
+    p.tensors.push_back(std::move(pt));
+  }
+  return p;
+}
+
+StatusOr<plan::Plan> RunStrategy(const ir::Graph& g, const target::Target& t, const std::string& strategy,
+                                 const PlanOptions& options) {
+  if (!IsStrategy(strategy)) {
+    std::string names;
+    for (const auto& s : Strategies()) names += (names.empty() ? "" : ", ") + s.name;
+    for (const auto& s : BudgetStrategies()) names += ", " + s.name;
+    return InvalidArgument("unknown strategy '" + strategy + "'; choose one of " + names + " or all");
+  }
+  if (IsBudgetStrategy(strategy)) return RunBudgetStrategy(g, t, strategy, options);
+  std::string schedule_note;
+  SP_ASSIGN_OR_RETURN(analysis::Schedule sched, ChooseSchedule(g, options, &schedule_note));
   SP_RETURN_IF_ERROR(analysis::ValidateSchedule(g, sched));
   const analysis::Liveness lv = analysis::ComputeLiveness(g, sched);
   const target::MemoryLevel& arena = t.levels[t.arena_level];
@@ -171,39 +217,8 @@ StatusOr<plan::Plan> RunStrategy(const ir::Graph& g, const target::Target& t, co
   SP_ASSIGN_OR_RETURN(placement::Placement placed,
                       placement::PlaceByName(strategy == "inplace" ? "tflm" : strategy, requests));
 
-  plan::Plan p;
-  p.model = g.name;
-  p.target = t.name;
-  p.strategy = strategy;
-  p.schedule = options.schedule;
+  plan::Plan p = PlanSkeleton(g, t, sched, strategy, options);
   if (!schedule_note.empty()) p.notes.push_back(schedule_note);
-  p.dtype = options.dtype_name;
-  p.batch = options.batch;
-  p.arena_level = arena.name;
-  for (const auto& l : t.levels)
-    p.levels.push_back({l.name, target::MemoryKindName(l.kind), l.capacity, 0, 0, l.holds_activations});
-  for (size_t s = 0; s < sched.size(); ++s) {
-    const ir::Op& op = g.op(sched[s]);
-    plan::StepOp so;
-    so.name = op.name;
-    so.type = PlanOpType(g, op);
-    for (ir::TensorId in : op.inputs) so.inputs.push_back(g.tensor(in).name);
-    for (ir::TensorId out : op.outputs) so.outputs.push_back(g.tensor(out).name);
-    p.steps.push_back({static_cast<int>(s), {so}});
-  }
-  for (const ir::Tensor& ten : g.tensors()) {
-    plan::Tensor pt;
-    pt.name = ten.name;
-    pt.bytes = ten.Bytes();
-    pt.kind = ir::TensorKindName(ten.kind);
-    pt.dtype = ir::DataTypeName(ten.dtype);
-    pt.shape = ten.shape;
-    if (ten.producer.valid()) pt.producer = g.op(ten.producer).name;
-    for (ir::OpId c : ten.consumers) pt.consumers.push_back(g.op(c).name);
-    ir::TensorId root = g.StorageRoot(ten.id);
-    if (root != ten.id) pt.alias_of = g.tensor(g.op(ten.producer).inputs[0]).name;
-    p.tensors.push_back(std::move(pt));
-  }
   for (const auto& sc : scratch)
     p.tensors.push_back({sc.name, sc.bytes, "scratch", "int8", {sc.bytes}, sc.producer, {sc.producer}, ""});
 

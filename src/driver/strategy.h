@@ -24,12 +24,31 @@ struct PlanOptions {
   std::string dtype_name = "int8";  // recorded in the plan; the graph must already carry it
   int64_t batch = 1;
   std::string schedule = "model";   // "model" (the model's order) or "minpeak" (min-peak DP order)
+  // Budget strategies (belady, greedy, cosma, ...): on-chip bytes for activations: a byte size, or
+  // "min" (COSMA's M_min), "mpmf" (min-peak footprint), "avg" (their mean); empty: the arena level's
+  // capacity.
+  std::string budget;
+  bool with_weights = false;  // weights also compete for the budget (loaded from DRAM, COSMA's second setting)
+  double time_limit_s = 60;   // for the ILP strategies
 };
 
 // Plans `g` (already converted to the planning dtype) on target `t` with `strategy`. The returned
 // plan has passed PlanVerifier (VerifyPlan(...).ok()); it may still not fit (metrics.fits false).
 StatusOr<plan::Plan> RunStrategy(const ir::Graph& g, const target::Target& t, const std::string& strategy,
                                  const PlanOptions& options);
+
+// Strategies that plan tensor replacement under a budget (spill to DRAM and reload): belady,
+// greedy (each with the schedule option's order), cosma (joint ILP), cosma-fixed, cosma-dc.
+const std::vector<StrategyInfo>& BudgetStrategies();
+bool IsBudgetStrategy(const std::string& name);
+StatusOr<plan::Plan> RunBudgetStrategy(const ir::Graph& g, const target::Target& t, const std::string& strategy,
+                                       const PlanOptions& options);
+
+// Shared by the strategies: the operator order the options ask for (with a note for the plan), and
+// a plan with its header, levels, steps (one op each) and tensor table filled in.
+StatusOr<analysis::Schedule> ChooseSchedule(const ir::Graph& g, const PlanOptions& options, std::string* note);
+plan::Plan PlanSkeleton(const ir::Graph& g, const target::Target& t, const analysis::Schedule& sched,
+                        const std::string& strategy, const PlanOptions& options);
 
 // The type the plan records for an op: the ONNX type, or "DepthwiseConv" for depthwise convolutions.
 std::string PlanOpType(const ir::Graph& g, const ir::Op& op);

@@ -88,10 +88,11 @@ StatusOr<ExecResult> RunArena(const ir::Graph& g, const plan::Plan& p, const Mod
   auto locate = [&](const ir::Tensor& t, int s, const std::string& opname, bool* off) -> StatusOr<uint8_t*> {
     std::string root = root_of(t.name);
     auto it = buffers.find(root);
+    // An op reads the on-chip copy when there is one (a reloaded tensor also has its DRAM copy).
     const plan::Buffer* hit = nullptr;
     if (it != buffers.end())
       for (const plan::Buffer* b : it->second)
-        if (b->first_step <= s && s <= b->last_step) hit = b;
+        if (b->first_step <= s && s <= b->last_step && (!hit || (offchip[hit->level] && !offchip[b->level]))) hit = b;
     if (!hit)
       return Mismatch("step " + std::to_string(s) + " op '" + opname + "': tensor '" + t.name + "'" +
                       (root != t.name ? " (stored in '" + root + "')" : "") + " has no buffer live at this step");
@@ -117,19 +118,33 @@ StatusOr<ExecResult> RunArena(const ir::Graph& g, const plan::Plan& p, const Mod
         for (const auto& so : p.steps[s].ops)
           if (so.name == g.op(c).name) first_use = std::min(first_use, s);
     if (first_use == n) continue;
+    // The data starts in its off-chip copy when the plan has one (budget plans load it from DRAM).
+    const plan::Buffer* home = nullptr;
+    auto bit = buffers.find(t.name);
+    if (bit != buffers.end())
+      for (const plan::Buffer* b : bit->second)
+        if (offchip[b->level] && b->first_step <= first_use && (!home || b->first_step < home->first_step)) home = b;
+    if (home) {
+      if (t.Bytes() > home->bytes) return Mismatch("buffer of '" + t.name + "' is smaller than the tensor");
+      std::memcpy(mem[home->level].data() + home->offset, data.values[t.id.value()].data(), static_cast<size_t>(t.Bytes()));
+      continue;
+    }
     SP_ASSIGN_OR_RETURN(uint8_t* dst, locate(t, first_use, "(initial data)", &off));
     std::memcpy(dst, data.values[t.id.value()].data(), static_cast<size_t>(t.Bytes()));
   }
   std::map<int, std::vector<const plan::Transfer*>> transfers;
   for (const auto& tr : p.transfers) transfers[tr.step].push_back(&tr);
-  for (int s = 0; s < n; ++s) {
+  // Loads and reloads run before the step's ops, spills and stores after them (plan-format.md).
+  auto run_transfers = [&](int s, bool before) -> Status {
     for (const plan::Transfer* tr : transfers[s]) {
+      const bool is_before = tr->kind == "load" || tr->kind == "reload";
+      if (is_before != before) continue;
       const plan::Buffer *from = nullptr, *to = nullptr;
       for (const plan::Buffer* b : buffers[tr->tensor]) {
         if (b->level == tr->from && b->first_step <= s && s <= b->last_step) from = b;
         if (b->level == tr->to && b->first_step <= s && s <= b->last_step) to = b;
       }
-      if (!from || !to || tr->bytes > from->bytes || tr->bytes > to->bytes)
+      if (!from || !to || from == to || tr->bytes < 0 || tr->bytes > from->bytes || tr->bytes > to->bytes)
         return Mismatch("transfer of '" + tr->tensor + "' at step " + std::to_string(s) + " from '" + tr->from +
                         "' to '" + tr->to + "' has no live buffer at one end or moves more bytes than it holds");
       std::memmove(mem[to->level].data() + to->offset, mem[from->level].data() + from->offset,
@@ -137,6 +152,10 @@ StatusOr<ExecResult> RunArena(const ir::Graph& g, const plan::Plan& p, const Mod
       if (offchip[from->level]) r.offchip_read_bytes += tr->bytes;
       if (offchip[to->level]) r.offchip_write_bytes += tr->bytes;
     }
+    return Status::Ok();
+  };
+  for (int s = 0; s < n; ++s) {
+    SP_RETURN_IF_ERROR(run_transfers(s, true));
     for (const auto& so : p.steps[s].ops) {
       auto it = ops.find(so.name);
       if (it == ops.end()) return Mismatch("step " + std::to_string(s) + " runs op '" + so.name + "', which the model does not have");
@@ -186,6 +205,7 @@ StatusOr<ExecResult> RunArena(const ir::Graph& g, const plan::Plan& p, const Mod
       SP_RETURN_IF_ERROR((quant ? RunKernelS8(g, op, *quant, in, out) : RunKernel(g, op, in, out))
                              .WithContext("step " + std::to_string(s)));
     }
+    SP_RETURN_IF_ERROR(run_transfers(s, false));
     // Poison the bytes of buffers that die here, except bytes a buffer still live at s+1 holds
     // (an in-place output shares its dying input's bytes). After the last step the outputs are read.
     if (s == n - 1) break;

@@ -79,6 +79,7 @@ struct Metrics {
   int64_t noncompulsory_read_bytes = 0;
   int64_t noncompulsory_write_bytes = 0;
   int64_t inplace_saved_bytes = 0;  // what in-place sharing saved vs placing the same schedule without it
+  int64_t budget_bytes = 0;         // budget strategies: on-chip bytes the plan was given (0: none)
   double energy_pj = 0;             // memory access energy estimate
   bool fits = false;
 };

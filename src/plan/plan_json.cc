@@ -67,6 +67,7 @@ std::string PlanToJson(const Plan& p) {
                   {"offchip_write_bytes", m.offchip_write_bytes},
                   {"noncompulsory_read_bytes", m.noncompulsory_read_bytes},
                   {"noncompulsory_write_bytes", m.noncompulsory_write_bytes},
+                  {"budget_bytes", m.budget_bytes},
                   {"inplace_saved_bytes", m.inplace_saved_bytes},
                   {"energy_pj", m.energy_pj}};
   j["notes"] = p.notes;
@@ -139,6 +140,7 @@ static StatusOr<Plan> PlanFromJsonImpl(const std::string& text) {
     p.metrics.noncompulsory_read_bytes = m.value("noncompulsory_read_bytes", int64_t{0});
     p.metrics.noncompulsory_write_bytes = m.value("noncompulsory_write_bytes", int64_t{0});
     p.metrics.inplace_saved_bytes = m.value("inplace_saved_bytes", int64_t{0});
+    p.metrics.budget_bytes = m.value("budget_bytes", int64_t{0});
     p.metrics.energy_pj = m.value("energy_pj", 0.0);
   }
   if (j.contains("notes")) p.notes = j["notes"].get<std::vector<std::string>>();

@@ -137,6 +137,127 @@ VerifyResult VerifyPlan(const Plan& p) {
                 " op '" + op.name + "' is not resident: no buffer covers step " + std::to_string(s));
         }
     }
+  // Transfers (plan-format.md): loads/reloads copy off chip -> on chip before the step's ops, into a
+  // buffer that starts at that step; spills/stores copy on chip -> off chip after them, from a buffer
+  // live at that step into one live from that step on. Data must exist where it is copied from.
+  std::unordered_map<std::string, bool> offchip_level;
+  for (const auto& l : p.levels) offchip_level[l.name] = l.kind == "dram" || l.kind == "flash";
+  {
+    // Earliest step at which each tensor's data exists in each level.
+    std::map<std::pair<std::string, std::string>, int> valid_from;  // (tensor, level) -> step
+    for (const auto& t : p.tensors)
+      if (t.kind == "input" || t.kind == "constant")
+        for (const Buffer* b : buffers_of[t.name])
+          if (offchip_level[b->level] && b->first_step == 0) valid_from[{t.name, b->level}] = -1;
+    std::vector<const Transfer*> order;
+    for (const auto& tr : p.transfers) order.push_back(&tr);
+    auto after = [](const Transfer* t) { return t->kind == "spill" || t->kind == "store"; };
+    std::stable_sort(order.begin(), order.end(), [&](const Transfer* a, const Transfer* b) {
+      return a->step != b->step ? a->step < b->step : after(a) < after(b);
+    });
+    std::set<std::pair<std::string, int>> filled;  // (tensor, step) buffers filled by a transfer
+    for (const Transfer* tr : order) {
+      std::string what = tr->kind + " of '" + tr->tensor + "' at step " + std::to_string(tr->step);
+      auto t = tensors.find(tr->tensor);
+      if (t == tensors.end()) {
+        err(what + " names an unknown tensor");
+        continue;
+      }
+      if (tr->kind != "load" && tr->kind != "reload" && tr->kind != "spill" && tr->kind != "store") {
+        err(what + ": unknown kind (load, reload, spill, store)");
+        continue;
+      }
+      if (!levels.count(tr->from) || !levels.count(tr->to) || tr->from == tr->to) {
+        err(what + ": from '" + tr->from + "' to '" + tr->to + "' must name two different levels");
+        continue;
+      }
+      if (tr->step < 0 || tr->step >= n) {
+        err(what + ": no such step");
+        continue;
+      }
+      if (tr->bytes != t->second->bytes) err(what + " moves " + std::to_string(tr->bytes) + " bytes, the tensor has " + std::to_string(t->second->bytes));
+      const bool in = tr->kind == "load" || tr->kind == "reload";
+      if (in && (!offchip_level[tr->from] || offchip_level[tr->to])) err(what + " must copy from an off-chip level to an on-chip one");
+      if (!in && (offchip_level[tr->from] || !offchip_level[tr->to])) err(what + " must copy from an on-chip level to an off-chip one");
+      const Buffer *src = nullptr, *dst = nullptr;
+      for (const Buffer* b : buffers_of[tr->tensor]) {
+        if (b->level == tr->from && b->first_step <= tr->step && tr->step <= b->last_step) src = b;
+        if (b->level == tr->to && b->first_step <= tr->step && tr->step <= b->last_step) dst = b;
+      }
+      if (!src || !dst) {
+        err(what + ": no buffer of the tensor in '" + (src ? tr->to : tr->from) + "' is live at that step");
+        continue;
+      }
+      auto v = valid_from.find({tr->tensor, tr->from});
+      const bool src_valid = v != valid_from.end() && (in ? v->second < tr->step : v->second <= tr->step);
+      // On chip, the data is valid from its production step in the buffer that covers it.
+      auto pr = produced_at.find(tr->tensor);
+      const bool produced_here = !in && pr != produced_at.end() && pr->second <= tr->step &&
+                                 src->first_step <= pr->second;
+      const bool filled_here = !in && filled.count({tr->tensor, src->first_step}) > 0;
+      if (!src_valid && !produced_here && !filled_here)
+        err(what + ": the tensor's data is not in '" + tr->from + "' at that step");
+      if (in) {
+        if (dst->first_step != tr->step) err(what + ": the on-chip buffer must start at the step of the load");
+        filled.insert({tr->tensor, tr->step});
+      } else {
+        // The copy exists off chip from after this step (a later reload may read it).
+        valid_from.emplace(std::make_pair(tr->tensor, tr->to), tr->step);
+      }
+    }
+    // Every on-chip buffer of a produced tensor that starts after its production is filled by a load.
+    for (const auto& b : p.buffers) {
+      if (offchip_level[b.level]) continue;
+      auto pr = produced_at.find(b.tensor);
+      auto t = tensors.find(b.tensor);
+      if (t == tensors.end()) continue;
+      const bool has_offchip = [&] {
+        for (const Buffer* o : buffers_of[b.tensor])
+          if (offchip_level[o->level]) return true;
+        return false;
+      }();
+      const bool initial = (t->second->kind == "input" || t->second->kind == "constant") && !has_offchip;
+      const bool produced = pr != produced_at.end() && pr->second == b.first_step;
+      if (!initial && !produced && !filled.count({b.tensor, b.first_step}) && t->second->kind != "scratch" &&
+          t->second->alias_of.empty())
+        err("buffer of '" + b.tensor + "' in '" + b.level + "' from step " + std::to_string(b.first_step) +
+            " holds no data: it starts neither at the tensor's production nor with a load");
+    }
+  }
+  // Off-chip bytes: transfers plus ops reading (writing) tensors that only have an off-chip buffer.
+  {
+    int64_t rd = 0, wr = 0, nc_rd = 0, nc_wr = 0;
+    for (const auto& tr : p.transfers) {
+      const bool in = tr.kind == "load" || tr.kind == "reload";
+      (in ? rd : wr) += tr.bytes;
+      if (tr.kind == "reload") nc_rd += tr.bytes;
+      if (tr.kind == "spill") nc_wr += tr.bytes;
+    }
+    for (int s = 0; s < n; ++s)
+      for (const auto& op : p.steps[s].ops)
+        for (int io = 0; io < 2; ++io) {
+          if (io == 1 && (op.type == "Reshape" || op.type == "Flatten" || op.type == "Squeeze" || op.type == "Unsqueeze" ||
+                          op.type == "Identity" || op.type == "Dropout"))
+            continue;
+          for (const auto& name : io == 0 ? op.inputs : op.outputs) {
+            auto t = tensors.find(name);
+            if (t == tensors.end()) continue;
+            const Buffer* hit = nullptr;
+            for (const Buffer* b : buffers_of[root_of(name)])
+              if (b->first_step <= s && s <= b->last_step && (!hit || (offchip_level[hit->level] && !offchip_level[b->level])))
+                hit = b;
+            if (hit && offchip_level[hit->level]) (io == 0 ? rd : wr) += t->second->bytes;
+          }
+        }
+    if (rd != p.metrics.offchip_read_bytes || wr != p.metrics.offchip_write_bytes)
+      err("metrics report " + std::to_string(p.metrics.offchip_read_bytes) + " off-chip bytes read and " +
+          std::to_string(p.metrics.offchip_write_bytes) + " written; the plan's transfers and off-chip operands add up to " +
+          std::to_string(rd) + " and " + std::to_string(wr));
+    if (nc_rd != p.metrics.noncompulsory_read_bytes || nc_wr != p.metrics.noncompulsory_write_bytes)
+      err("metrics report " + std::to_string(p.metrics.noncompulsory_read_bytes) + "/" +
+          std::to_string(p.metrics.noncompulsory_write_bytes) + " non-compulsory bytes read/written; reloads and spills add up to " +
+          std::to_string(nc_rd) + "/" + std::to_string(nc_wr));
+  }
   // Declared overlaps: legal only as the in-place rules allow.
   std::set<std::pair<std::string, std::string>> allowed;
   std::unordered_map<std::string, const Buffer*> first_buffer;

@@ -111,6 +111,38 @@ int CmdInspect(const ModelFlags& f) {
   return 0;
 }
 
+struct BudgetFlags {
+  std::string budget;
+  bool with_weights = false;
+  double time_limit_s = 60;
+};
+
+void AddBudgetFlags(CLI::App* cmd, BudgetFlags* b) {
+  cmd->add_option("--budget", b->budget,
+                  "on-chip bytes for the budget strategies (belady, greedy, cosma, cosma-fixed, cosma-dc): a size "
+                  "(256KiB), min (COSMA's M_min: the largest working set of one op), mpmf (min-peak footprint) or avg "
+                  "(their mean); default: the arena level's capacity");
+  cmd->add_flag("--with-weights", b->with_weights, "weights also compete for the budget (loaded from DRAM)");
+  cmd->add_option("--time-limit", b->time_limit_s, "seconds for the ILP strategies (default 60)");
+}
+
+void ApplyBudgetFlags(const BudgetFlags& b, sp::driver::PlanOptions* o) {
+  o->budget = b.budget;
+  o->with_weights = b.with_weights;
+  o->time_limit_s = b.time_limit_s;
+}
+
+// The strategies 'all' stands for: the tensor-level ones, or with --budget the replacement ones.
+std::vector<std::string> AllStrategies(const BudgetFlags& b) {
+  std::vector<std::string> list;
+  if (b.budget.empty()) {
+    for (const auto& s : sp::driver::Strategies()) list.push_back(s.name);
+  } else {
+    list = {"belady", "greedy", "cosma-fixed", "cosma"};
+  }
+  return list;
+}
+
 struct PlanFlags {
   std::string target;
   std::string strategy = "tflm";
@@ -120,6 +152,7 @@ struct PlanFlags {
   bool no_map = false;
   bool print_target = false;
   std::string schedule = "model";
+  BudgetFlags budget;
 };
 
 int CmdPlan(const ModelFlags& f, const PlanFlags& pf) {
@@ -128,12 +161,13 @@ int CmdPlan(const ModelFlags& f, const PlanFlags& pf) {
   if (pf.print_target) std::cout << sp::target::TargetToJson(*target) << "\n";
   std::vector<std::string> strategies;
   if (pf.strategy == "all") {
-    for (const auto& s : sp::driver::Strategies()) strategies.push_back(s.name);
+    strategies = AllStrategies(pf.budget);
   } else if (sp::driver::IsStrategy(pf.strategy)) {
     strategies.push_back(pf.strategy);
   } else {
     std::string names;
     for (const auto& s : sp::driver::Strategies()) names += s.name + ", ";
+    for (const auto& s : sp::driver::BudgetStrategies()) names += s.name + ", ";
     return Fail(sp::InvalidArgument("unknown --strategy '" + pf.strategy + "'; choose one of " + names + "or all"));
   }
   auto g = LoadModel(f);
@@ -142,6 +176,7 @@ int CmdPlan(const ModelFlags& f, const PlanFlags& pf) {
   opts.dtype_name = f.dtype;
   opts.batch = f.batch;
   opts.schedule = pf.schedule;
+  ApplyBudgetFlags(pf.budget, &opts);
   std::vector<sp::plan::Plan> plans;
   for (const auto& s : strategies) {
     auto t0 = std::chrono::steady_clock::now();
@@ -196,6 +231,7 @@ struct VerifyFlags {
   std::string strategy = "all";
   std::string schedule = "model";
   uint64_t seed = sp::exec::kDefaultSeed;
+  BudgetFlags budget;
 };
 
 // Plans, runs the naive and the arena executor, compares outputs bit for bit and the off-chip bytes.
@@ -204,7 +240,7 @@ int CmdVerify(const ModelFlags& f, const VerifyFlags& vf) {
   if (!target.ok()) return Fail(target.status());
   std::vector<std::string> strategies;
   if (vf.strategy == "all") {
-    for (const auto& s : sp::driver::Strategies()) strategies.push_back(s.name);
+    strategies = AllStrategies(vf.budget);
   } else if (sp::driver::IsStrategy(vf.strategy)) {
     strategies.push_back(vf.strategy);
   } else {
@@ -238,6 +274,7 @@ int CmdVerify(const ModelFlags& f, const VerifyFlags& vf) {
   opts.dtype_name = f.dtype;
   opts.batch = f.batch;
   opts.schedule = vf.schedule;
+  ApplyBudgetFlags(vf.budget, &opts);
   int rc = 0;
   // The naive run depends only on the operator order: strategies with the same order share it.
   sp::analysis::Schedule naive_order;
@@ -276,9 +313,10 @@ int CmdVerify(const ModelFlags& f, const VerifyFlags& vf) {
       continue;
     }
     char line[256];
-    std::snprintf(line, sizeof line, "verify %s: OK (%s, %d steps, arena %lld B, outputs bit-identical, off-chip read %lld / write %lld B as planned) in %.0f ms\n",
+    std::snprintf(line, sizeof line, "verify %s: OK (%s, %d steps, arena %lld B, outputs bit-identical, off-chip read %lld / write %lld B as planned, %zu transfers) in %.0f ms\n",
                   s.c_str(), f.dtype.c_str(), arena->steps, static_cast<long long>(p->metrics.arena_bytes),
-                  static_cast<long long>(arena->offchip_read_bytes), static_cast<long long>(arena->offchip_write_bytes), ms);
+                  static_cast<long long>(arena->offchip_read_bytes), static_cast<long long>(arena->offchip_write_bytes),
+                  p->transfers.size(), ms);
     std::cout << line;
   }
   return rc;
@@ -367,6 +405,7 @@ int main(int argc, char** argv) {
   plan->add_option("--target", pf.target, "preset name (sramplan targets), target JSON file, or sram:SIZE")->required();
   std::string strategies_help = "strategy, or 'all' to compare them:";
   for (const auto& s : sp::driver::Strategies()) strategies_help += "\n  " + s.name + ": " + s.description;
+  for (const auto& s : sp::driver::BudgetStrategies()) strategies_help += "\n  " + s.name + ": " + s.description;
   plan->add_option("--strategy", pf.strategy, strategies_help);
   plan->add_option("--schedule", pf.schedule,
                    "operator order: model (as given, default) or minpeak (min-peak-memory order, exact DP)")
@@ -376,6 +415,7 @@ int main(int argc, char** argv) {
   plan->add_flag("--map", pf.map, "always print the ASCII memory map");
   plan->add_flag("--no-map", pf.no_map, "never print the ASCII memory map");
   plan->add_flag("--print-target", pf.print_target, "print the resolved target as JSON first");
+  AddBudgetFlags(plan, &pf.budget);
 
   ModelFlags verify_flags;
   verify_flags.dtype = "int8";
@@ -387,6 +427,7 @@ int main(int argc, char** argv) {
   verify->add_option("--strategy", vf.strategy, "strategy or all (default all)");
   verify->add_option("--schedule", vf.schedule, "model or minpeak")->check(CLI::IsMember({"model", "minpeak"}));
   verify->add_option("--seed", vf.seed, "seed of the generated weights and inputs");
+  AddBudgetFlags(verify, &vf.budget);
 
   PlaceFlags place_flags;
   auto* place = app.add_subcommand("place", "place buffers of a CSV problem (id,lower,upper,size; half-open "
