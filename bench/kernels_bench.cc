@@ -6,6 +6,7 @@
 // repetitions, the fastest by real time reported) keep the whole run well under a minute.
 // GMAC/s is the MAC/s counter (Google Benchmark divides by CPU time); on a busy shared machine the
 // real time can be longer than the CPU time, so the table shows both times.
+#include "bench_util.h"
 #include <benchmark/benchmark.h>
 #include <sys/utsname.h>
 
@@ -38,27 +39,13 @@ namespace fs = std::filesystem;
 
 namespace {
 
-std::string CpuModel() {
-  std::ifstream in("/proc/cpuinfo");
-  std::string line;
-  while (std::getline(in, line))
-    if (line.rfind("model name", 0) == 0) return line.substr(line.find(':') + 2);
-  return "unknown cpu";
-}
+using sramplan::bench::Cores;
+using sramplan::bench::CpuModel;
+using sramplan::bench::LoadAverage;
+using sramplan::bench::Machine;
 
-std::string Machine() {
-  struct utsname u;
-  uname(&u);
-  unsigned cores = std::max(1u, static_cast<unsigned>(std::thread::hardware_concurrency()));
-  return CpuModel() + ", " + std::to_string(cores) + " cores, " + u.sysname + " " + u.release;
-}
 
-std::string LoadAverage() {
-  std::ifstream in("/proc/loadavg");
-  std::string a, b, c;
-  in >> a >> b >> c;
-  return a + " " + b + " " + c;
-}
+
 
 enum class Kind { kConvGeneric, kDepthwise, kPointwise, kFullyConnected };
 

@@ -5,6 +5,7 @@
 // Writes bench/results/place_corpus.json and place_corpus.md (or into --out DIR).
 //
 //   bench_place_corpus [--dir DIR] [--out DIR] [--time-limit S] [--capacity BYTES] [--only NAME]
+#include "bench_util.h"
 #include <sys/utsname.h>
 
 #include <algorithm>
@@ -25,20 +26,7 @@ namespace fs = std::filesystem;
 namespace pl = sramplan::placement;
 using Clock = std::chrono::steady_clock;
 
-static std::string Machine() {
-  std::string cpu = "unknown cpu";
-  std::ifstream in("/proc/cpuinfo");
-  std::string line;
-  while (std::getline(in, line))
-    if (line.rfind("model name", 0) == 0) {
-      cpu = line.substr(line.find(':') + 2);
-      break;
-    }
-  struct utsname u;
-  uname(&u);
-  unsigned cores = std::max(1u, static_cast<unsigned>(std::thread::hardware_concurrency()));
-  return cpu + ", " + std::to_string(cores) + " cores, " + u.sysname + " " + u.release;
-}
+using sramplan::bench::Machine;
 
 // "A.1048576.csv" -> 1048576; otherwise `fallback`.
 static int64_t CapacityFromName(const std::string& file, int64_t fallback) {

@@ -1,6 +1,7 @@
 // Plans every bundled model with every tensor-level strategy on stm32f411re and exynos-npu.
 // Writes bench/results/plan_zoo.json and plan_zoo.md: per model ops, tensors, lower bound and used
 // bytes per strategy, and the total planning time (target: all of it under one second, release).
+#include "bench_util.h"
 #include <sys/utsname.h>
 
 #include <algorithm>
@@ -20,20 +21,7 @@ namespace fs = std::filesystem;
 namespace sp = sramplan;
 using Clock = std::chrono::steady_clock;
 
-static std::string Machine() {
-  std::string cpu = "unknown cpu";
-  std::ifstream in("/proc/cpuinfo");
-  std::string line;
-  while (std::getline(in, line))
-    if (line.rfind("model name", 0) == 0) {
-      cpu = line.substr(line.find(':') + 2);
-      break;
-    }
-  struct utsname u;
-  uname(&u);
-  unsigned cores = std::max(1u, static_cast<unsigned>(std::thread::hardware_concurrency()));
-  return cpu + ", " + std::to_string(cores) + " cores, " + u.sysname + " " + u.release;
-}
+using sramplan::bench::Machine;
 
 int main(int argc, char** argv) {
   std::string root = SRAMPLAN_SOURCE_DIR;

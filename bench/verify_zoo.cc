@@ -11,6 +11,7 @@
 // the same model and dtype, its naive result is reused (the row says so and shows the time of the
 // run it reuses); --rerun-naive runs it for every strategy, as `sramplan verify` does.
 // dtypes the executors do not run yet (StatusCode::kUnsupported) are recorded as "unsupported".
+#include "bench_util.h"
 #include <sys/utsname.h>
 
 #include <algorithm>
@@ -40,28 +41,14 @@ using Clock = std::chrono::steady_clock;
 
 namespace {
 
-std::string CpuModel() {
-  std::ifstream in("/proc/cpuinfo");
-  std::string line;
-  while (std::getline(in, line))
-    if (line.rfind("model name", 0) == 0) return line.substr(line.find(':') + 2);
-  return "unknown cpu";
-}
+using sramplan::bench::Cores;
+using sramplan::bench::CpuModel;
+using sramplan::bench::LoadAverage;
+using sramplan::bench::Machine;
 
-unsigned Cores() { return std::max(1u, static_cast<unsigned>(std::thread::hardware_concurrency())); }
 
-std::string Machine() {
-  struct utsname u;
-  uname(&u);
-  return CpuModel() + ", " + std::to_string(Cores()) + " cores, " + u.sysname + " " + u.release;
-}
 
-std::string LoadAverage() {
-  std::ifstream in("/proc/loadavg");
-  std::string a, b, c;
-  in >> a >> b >> c;
-  return a + " " + b + " " + c;
-}
+
 
 double MsSince(Clock::time_point t0) {
   return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();

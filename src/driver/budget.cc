@@ -219,6 +219,17 @@ StatusOr<plan::Plan> RunBudgetStrategy(const ir::Graph& g, const target::Target&
     if (!st.ok()) return InternalError("strategy '" + strategy + "' returned an invalid solution: " + st.message());
   }
 
+  if (options.report) {
+    SolverReport& r = *options.report;
+    r.method = sol.method;
+    r.proved_optimal = sol.proved_optimal;
+    r.lower_bound_bytes = sol.lower_bound_bytes;
+    r.seconds = sol.seconds;
+    r.detail = sol.detail;
+    r.budget_bytes = budget;
+    r.m_min = m_min;
+    r.m_mpmf = m_mpmf;
+  }
   // The plan.
   analysis::Schedule sched;
   for (int o : sol.order) sched.push_back(ir::OpId(o));

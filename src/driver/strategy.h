@@ -20,6 +20,18 @@ struct StrategyInfo {
 const std::vector<StrategyInfo>& Strategies();
 bool IsStrategy(const std::string& name);
 
+// What a budget strategy's solver reported (for benchmarks and logs).
+struct SolverReport {
+  std::string method;
+  bool proved_optimal = false;
+  int64_t lower_bound_bytes = 0;  // proved lower bound on non-compulsory bytes
+  double seconds = 0;             // solver time
+  std::string detail;
+  int64_t budget_bytes = 0;
+  int64_t m_min = 0;              // COSMA's M_min of the problem
+  int64_t m_mpmf = -1;            // min-peak footprint, when it was computed
+};
+
 struct PlanOptions {
   std::string dtype_name = "int8";  // recorded in the plan; the graph must already carry it
   int64_t batch = 1;
@@ -30,6 +42,7 @@ struct PlanOptions {
   std::string budget;
   bool with_weights = false;  // weights also compete for the budget (loaded from DRAM, COSMA's second setting)
   double time_limit_s = 60;   // for the ILP strategies
+  SolverReport* report = nullptr;  // filled in by budget strategies when set
 };
 
 // Plans `g` (already converted to the planning dtype) on target `t` with `strategy`. The returned
