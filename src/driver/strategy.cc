@@ -4,6 +4,7 @@
 #include <map>
 #include <numeric>
 
+#include "placement/optimal.h"
 #include "placement/placement.h"
 #include "schedule/min_peak.h"
 #include "support/int_math.h"
@@ -71,6 +72,9 @@ const std::vector<StrategyInfo>& Strategies() {
       {"linear", "model order; TFLite's simple arena: first-use order, best fit into freed gaps"},
       {"tflm", "model order; TFLite Micro GreedyMemoryPlanner (16-byte sizes, largest first, first fit)"},
       {"inplace", "tflm placement plus TinyEngine's in-place depthwise and element-wise ops"},
+      {"optimal", "--schedule order; exact placement (best-of greedy portfolio + branch and bound, 2 s)"},
+      {"tinyengine", "vMCU's TinyEngine baseline: in-place depthwise, first fit by size, no partial overlap"},
+      {"hmcos", "vMCU's HMCOS baseline: min-peak order, no in-place, exact placement"},
   };
   return kList;
 }
@@ -152,13 +156,16 @@ StatusOr<plan::Plan> RunStrategy(const ir::Graph& g, const target::Target& t, co
   }
   if (IsBudgetStrategy(strategy)) return RunBudgetStrategy(g, t, strategy, options);
   std::string schedule_note;
-  SP_ASSIGN_OR_RETURN(analysis::Schedule sched, ChooseSchedule(g, options, &schedule_note));
+  PlanOptions sched_options = options;
+  if (strategy == "hmcos") sched_options.schedule = "minpeak";  // HMCOS is a min-peak scheduler
+  SP_ASSIGN_OR_RETURN(analysis::Schedule sched, ChooseSchedule(g, sched_options, &schedule_note));
   SP_RETURN_IF_ERROR(analysis::ValidateSchedule(g, sched));
   const analysis::Liveness lv = analysis::ComputeLiveness(g, sched);
   const target::MemoryLevel& arena = t.levels[t.arena_level];
   const target::MemoryLevel& wlevel = t.levels[t.weight_level];
   const int64_t align = t.alignment;
-  const bool tflm_sizes = strategy == "tflm" || strategy == "inplace";
+  const bool inplace_rules = strategy == "inplace" || strategy == "tinyengine";
+  const bool tflm_sizes = strategy == "tflm" || inplace_rules;
 
   // Buffer bytes as placed: TFLM rounds sizes up to 16 bytes before its planner sees them.
   std::vector<int64_t> placed_bytes(lv.buffers.size());
@@ -166,7 +173,7 @@ StatusOr<plan::Plan> RunStrategy(const ir::Graph& g, const target::Target& t, co
     placed_bytes[i] = tflm_sizes ? AlignUp(lv.buffers[i].bytes, 16) : lv.buffers[i].bytes;
 
   std::vector<InplacePair> inplace;
-  if (strategy == "inplace") inplace = FindInplace(g, sched, lv);
+  if (inplace_rules) inplace = FindInplace(g, sched, lv);
   Classes cls(lv.buffers.size());
   for (const auto& p : inplace) cls.parent[cls.Find(p.out_buffer)] = cls.Find(p.in_buffer);
 
@@ -214,11 +221,24 @@ StatusOr<plan::Plan> RunStrategy(const ir::Graph& g, const target::Target& t, co
     scratch.push_back(sc);
   }
 
-  SP_ASSIGN_OR_RETURN(placement::Placement placed,
-                      placement::PlaceByName(strategy == "inplace" ? "tflm" : strategy, requests));
+  placement::Placement placed;
+  std::string placement_note;
+  if (strategy == "optimal" || strategy == "hmcos") {
+    placement::OptimalOptions po;
+    po.time_limit_s = 2;
+    placement::OptimalResult r = placement::PlaceBestOf(requests, po);
+    placed = r.placement;
+    placement_note = "placement " + r.method + ": " + std::to_string(placed.arena_bytes) + " B, live-bytes bound " +
+                     std::to_string(r.lower_bound) + " B" +
+                     (r.proved_optimal ? ", proved optimal" : ", best proved bound " + std::to_string(r.proved_lower_bound) + " B") +
+                     (r.hit_limit ? " (time limit)" : "");
+  } else {
+    SP_ASSIGN_OR_RETURN(placed, placement::PlaceByName(inplace_rules ? "tflm" : strategy, requests));
+  }
 
-  plan::Plan p = PlanSkeleton(g, t, sched, strategy, options);
+  plan::Plan p = PlanSkeleton(g, t, sched, strategy, sched_options);
   if (!schedule_note.empty()) p.notes.push_back(schedule_note);
+  if (!placement_note.empty()) p.notes.push_back(placement_note);
   for (const auto& sc : scratch)
     p.tensors.push_back({sc.name, sc.bytes, "scratch", "int8", {sc.bytes}, sc.producer, {sc.producer}, ""});
 
@@ -309,7 +329,7 @@ StatusOr<plan::Plan> RunStrategy(const ir::Graph& g, const target::Target& t, co
     for (ir::TensorId out : op.outputs)
       m.energy_pj += static_cast<double>(g.tensor(out).Bytes()) * arena.write_pj_per_byte;
   }
-  if (strategy == "inplace") {
+  if (inplace_rules) {
     // What in-place saved: the same placement without sharing.
     std::vector<BufferRequest> plain;
     for (size_t i = 0; i < lv.buffers.size(); ++i)
