@@ -72,7 +72,7 @@ const std::vector<StrategyInfo>& Strategies() {
       {"linear", "model order; TFLite's simple arena: first-use order, best fit into freed gaps"},
       {"tflm", "model order; TFLite Micro GreedyMemoryPlanner (16-byte sizes, largest first, first fit)"},
       {"inplace", "tflm placement plus TinyEngine's in-place depthwise and element-wise ops"},
-      {"optimal", "--schedule order; exact placement (best-of greedy portfolio + branch and bound, 2 s)"},
+      {"optimal", "--schedule order; exact placement (best-of greedy portfolio + branch and bound, 20000 nodes)"},
       {"tinyengine", "vMCU's TinyEngine baseline: in-place depthwise, first fit by size, no partial overlap"},
       {"hmcos", "vMCU's HMCOS baseline: min-peak order, no in-place, exact placement"},
   };
@@ -80,10 +80,21 @@ const std::vector<StrategyInfo>& Strategies() {
 }
 
 bool IsStrategy(const std::string& name) {
-  if (IsBudgetStrategy(name)) return true;
+  if (IsBudgetStrategy(name) || name == "vmcu") return true;
   for (const auto& s : Strategies())
     if (s.name == name) return true;
   return false;
+}
+
+std::map<std::string, std::vector<int64_t>> PlanOpAttrs(const ir::Op& op) {
+  std::map<std::string, std::vector<int64_t>> a;
+  if (op.type != "Conv") return a;
+  for (const char* k : {"kernel_shape", "strides", "pads", "dilations"}) {
+    std::vector<int64_t> v = op.attrs.GetInts(k);
+    if (!v.empty()) a[k] = v;
+  }
+  a["group"] = {op.attrs.GetInt("group", 1)};
+  return a;
 }
 
 std::string PlanOpType(const ir::Graph& g, const ir::Op& op) {
@@ -128,6 +139,7 @@ plan::Plan PlanSkeleton(const ir::Graph& g, const target::Target& t, const analy
     so.type = PlanOpType(g, op);
     for (ir::TensorId in : op.inputs) so.inputs.push_back(g.tensor(in).name);
     for (ir::TensorId out : op.outputs) so.outputs.push_back(g.tensor(out).name);
+    so.attrs = PlanOpAttrs(op);
     p.steps.push_back({static_cast<int>(s), {so}});
   }
   for (const ir::Tensor& ten : g.tensors()) {
@@ -152,9 +164,11 @@ StatusOr<plan::Plan> RunStrategy(const ir::Graph& g, const target::Target& t, co
     std::string names;
     for (const auto& s : Strategies()) names += (names.empty() ? "" : ", ") + s.name;
     for (const auto& s : BudgetStrategies()) names += ", " + s.name;
+    names += ", vmcu";
     return InvalidArgument("unknown strategy '" + strategy + "'; choose one of " + names + " or all");
   }
   if (IsBudgetStrategy(strategy)) return RunBudgetStrategy(g, t, strategy, options);
+  if (strategy == "vmcu") return RunVmcuStrategy(g, t, options);
   std::string schedule_note;
   PlanOptions sched_options = options;
   if (strategy == "hmcos") sched_options.schedule = "minpeak";  // HMCOS is a min-peak scheduler
@@ -225,7 +239,8 @@ StatusOr<plan::Plan> RunStrategy(const ir::Graph& g, const target::Target& t, co
   std::string placement_note;
   if (strategy == "optimal" || strategy == "hmcos") {
     placement::OptimalOptions po;
-    po.time_limit_s = 2;
+    po.time_limit_s = 30;  // a safety net; the node limit keeps plans reproducible
+    po.node_limit = 20000;
     placement::OptimalResult r = placement::PlaceBestOf(requests, po);
     placed = r.placement;
     placement_note = "placement " + r.method + ": " + std::to_string(placed.arena_bytes) + " B, live-bytes bound " +

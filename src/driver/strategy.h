@@ -1,6 +1,7 @@
 // Strategies: named planning pipelines (schedule -> [in-place] -> place -> plan -> verify).
 #pragma once
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -57,11 +58,18 @@ bool IsBudgetStrategy(const std::string& name);
 StatusOr<plan::Plan> RunBudgetStrategy(const ir::Graph& g, const target::Target& t, const std::string& strategy,
                                        const PlanOptions& options);
 
+// vMCU's segment-level strategy ("vmcu"): fused inverted bottlenecks and outputs overlapping their
+// dying input by the minimal safe shift. Planning only: the executor does not run its plans yet.
+StatusOr<plan::Plan> RunVmcuStrategy(const ir::Graph& g, const target::Target& t, const PlanOptions& options);
+
 // Shared by the strategies: the operator order the options ask for (with a note for the plan), and
 // a plan with its header, levels, steps (one op each) and tensor table filled in.
 StatusOr<analysis::Schedule> ChooseSchedule(const ir::Graph& g, const PlanOptions& options, std::string* note);
 plan::Plan PlanSkeleton(const ir::Graph& g, const target::Target& t, const analysis::Schedule& sched,
                         const std::string& strategy, const PlanOptions& options);
+
+// The geometry a plan step records for an op (Conv: kernel_shape, strides, pads, dilations, group).
+std::map<std::string, std::vector<int64_t>> PlanOpAttrs(const ir::Op& op);
 
 // The type the plan records for an op: the ONNX type, or "DepthwiseConv" for depthwise convolutions.
 std::string PlanOpType(const ir::Graph& g, const ir::Op& op);

@@ -3,10 +3,14 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
+#include <string>
+#include <variant>
 #include <vector>
 
 #include "ir/graph.h"
 #include "sramplan_rt.h"
+#include "sramplan_rt_int8.h"
 
 namespace sramplan::exec {
 
@@ -39,5 +43,104 @@ Status RunKernelS8(const ir::Graph& g, const ir::Op& op, const QuantizedModel& q
 Status RunDepthwiseInPlaceS8(const ir::Graph& g, const ir::Op& op, const QuantizedModel& q,
                              const std::vector<const uint8_t*>& in, uint8_t* out, uint8_t* scratch,
                              int64_t scratch_bytes);
+
+// ---- int8 kernel call records ------------------------------------------------------------------
+//
+// The int8 dispatch does not call the runtime directly: BuildCallsS8 translates an op into a
+// serialisable record of runtime kernel calls (function + argument values, pointers as operand
+// references), which ExecuteCalls runs on the host (RunKernelS8, the executors) and the C emitter
+// (src/codegen) prints as firmware C. So the executor and the firmware cannot drift apart: there is
+// one translation of IR ops to kernel calls. A new kernel (segment-aware, fused bottleneck) is a
+// new KernelFn with its KernelSignature and one case in ExecuteCalls.
+
+// The runtime kernels a call can name.
+enum class KernelFn {
+  kConvS8,
+  kFullyConnectedS8,
+  kMaxPoolS8,
+  kAvgPoolS8,
+  kGlobalAvgPoolS8,
+  kGlobalAvgPoolRequantS8,
+  kAddS8,
+  kSubS8,
+  kMulS8,
+  kLutS8,
+  kRequantizeS8,
+  kClampS8,
+  kSoftmaxS8,
+  kCopy,
+  kExpand,
+  kSlice,
+  kGather,
+  kTranspose,
+  kPad,
+  kResizeNearest,
+};
+
+// The C function a KernelFn names and the C type of each parameter, in order (pointer parameters
+// say what the emitter casts a reference to, e.g. "const int8_t*").
+struct KernelSignature {
+  const char* name;
+  std::vector<const char*> params;
+};
+const KernelSignature& Signature(KernelFn fn);
+
+// Where a pointer argument points at run time: `offset + i * step` bytes into an operand of the op
+// (input/output index as in op.inputs/op.outputs), its scratch buffer (in-place depthwise), a host
+// staging buffer (`temp_bytes[index]`) or a constant array of the record (`consts[index]`); `i` is
+// the iteration of the enclosing CallBlock.
+struct CallRef {
+  enum class Base { kInput, kOutput, kScratch, kTemp, kConst };
+  Base base = Base::kInput;
+  int index = 0;
+  int64_t offset = 0;
+  int64_t step = 0;
+};
+
+// One argument value: a tensor descriptor (passed by pointer), a pointer reference, NULL, an
+// integer scalar (also enums), an int32 array (passed as a pointer), a requantisation multiplier by
+// value, or Add/Mul parameter structs (passed by pointer).
+using CallArg = std::variant<sp_tensor_t, CallRef, std::nullptr_t, int64_t, std::vector<int32_t>,
+                             sp_requant_t, sp_add_s8_params_t, sp_mul_s8_params_t>;
+
+struct KernelCall {
+  KernelFn fn = KernelFn::kCopy;
+  std::vector<CallArg> args;  // one per Signature(fn).params
+};
+
+// `calls` run in order, the whole body `count` times (iteration i = 0..count-1).
+struct CallBlock {
+  int32_t count = 1;
+  std::vector<KernelCall> calls;
+};
+
+// Constant data a call record carries (lookup tables, requantisation arrays, softmax exp tables,
+// pad values). `ctype` is the element's C type: int8_t, uint8_t, int32_t or sp_requant_t.
+struct ConstArray {
+  std::string ctype;
+  std::string role;  // "lut", "requant", "exp_table", "pad_value"
+  std::vector<uint8_t> bytes;
+};
+
+struct OpCalls {
+  std::vector<CallBlock> blocks;
+  std::vector<ConstArray> consts;
+  std::vector<int64_t> temp_bytes;  // host staging buffers (NCHW convolutions); firmware has none
+  // Ops without a runtime kernel (3-D convolutions and pools in general, linear Resize) run as a
+  // host loop instead of blocks; `host_loop_what` says what (the C emitter rejects them).
+  std::function<Status(const std::vector<const uint8_t*>& in, const std::vector<uint8_t*>& out)>
+      host_loop;
+  std::string host_loop_what;
+};
+
+// The kernel calls of `op` (no blocks for view ops). kUnsupported for ops without an int8 kernel.
+StatusOr<OpCalls> BuildCallsS8(const ir::Graph& g, const ir::Op& op, const QuantizedModel& q);
+// TinyEngine's in-place depthwise convolution (see RunDepthwiseInPlace) through a scratch buffer of
+// `scratch_bytes`: one block over the channels, a convolution into the scratch and a copy back.
+StatusOr<OpCalls> BuildDepthwiseInPlaceCallsS8(const ir::Graph& g, const ir::Op& op,
+                                               const QuantizedModel& q, int64_t scratch_bytes);
+// Runs a record on the host: `in`/`out` are the op's operands, `scratch` its scratch buffer.
+Status ExecuteCalls(const ir::Op& op, const OpCalls& calls, const std::vector<const uint8_t*>& in,
+                    const std::vector<uint8_t*>& out, uint8_t* scratch);
 
 }  // namespace sramplan::exec

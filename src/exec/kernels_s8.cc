@@ -1,15 +1,20 @@
 // int8 dispatch of IR ops onto the C runtime's int8 kernels (TFLite Micro semantics), with the
 // quantisation parameters and lookup tables of a QuantizedModel (exec/quantize.h).
 //
+// The dispatch is in two halves (kernels.h): BuildCallsS8 translates an op into a record of runtime
+// kernel calls (function, argument values, pointers as operand references, constant arrays), and
+// ExecuteCalls runs such a record on the host. The C emitter (src/codegen) prints the same records
+// as firmware, so the host executors and the firmware share one translation.
+//
 // Host-side details that do not change any result:
 //   - NCHW convolutions (other than depthwise) stage their input, weights and output through
-//     channels-last copies so the kernel's inner loop runs over contiguous channels; the integer
-//     sums are the same, so the bytes are too.
+//     channels-last copies (temporary buffers of the record) so the kernel's inner loop runs over
+//     contiguous channels; the integer sums are the same, so the bytes are too.
 //   - 3-D convolutions with a (1, kh, kw) kernel run as one 2-D convolution per output depth slice;
 //     (kd, 1, 1) kernels run as a 2-D convolution over (D, H*W). Other 3-D convolutions and 3-D
-//     pools use the same integer arithmetic in plain loops here.
+//     pools use the same integer arithmetic in plain loops here (host loops: no firmware kernel).
 //   - Linear Resize (input and output share parameters) interpolates with exact rational weights
-//     and rounds half away from zero.
+//     and rounds half away from zero (a host loop too).
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -22,18 +27,111 @@
 #include "sramplan_rt_int8.h"
 
 namespace sramplan::exec {
-namespace {
 
-const int8_t* S8(const uint8_t* p) { return reinterpret_cast<const int8_t*>(p); }
-int8_t* S8(uint8_t* p) { return reinterpret_cast<int8_t*>(p); }
-
-Status Check(sp_status_t s, const ir::Op& op) {
-  if (s == SP_OK) return Status::Ok();
-  return InternalError("int8 kernel for op '" + op.name + "' (" + op.type +
-                       ") rejected its arguments");
+const KernelSignature& Signature(KernelFn fn) {
+  static const char* kD = "const sp_tensor_t*";
+  static const char* kCS8 = "const int8_t*";
+  static const char* kS8 = "int8_t*";
+  static const char* kCV = "const void*";
+  static const char* kV = "void*";
+  static const char* kI = "int32_t";
+  static const char* kCI32 = "const int32_t*";
+  static const char* kCRq = "const sp_requant_t*";
+  static const char* kRq = "sp_requant_t";
+  static const std::map<KernelFn, KernelSignature> kSignatures = {
+      {KernelFn::kConvS8,
+       {"sp_conv_s8",
+        {kD, kCS8, kI, kD, kCS8, kCI32, kCRq, kI, kI, kI, kCI32, kCI32, kCI32, kI, kD, kS8}}},
+      {KernelFn::kFullyConnectedS8,
+       {"sp_fully_connected_s8", {kD, kCS8, kI, kD, kCS8, kCI32, kCRq, kI, kI, kI, kD, kS8}}},
+      {KernelFn::kMaxPoolS8, {"sp_max_pool_s8", {kD, kCS8, kCI32, kCI32, kCI32, kI, kI, kD, kS8}}},
+      {KernelFn::kAvgPoolS8,
+       {"sp_avg_pool_s8", {kD, kCS8, kCI32, kCI32, kCI32, kI, kI, kI, kD, kS8}}},
+      {KernelFn::kGlobalAvgPoolS8, {"sp_global_avg_pool_s8", {kD, kCS8, kI, kI, kD, kS8}}},
+      {KernelFn::kGlobalAvgPoolRequantS8,
+       {"sp_global_avg_pool_requant_s8", {kD, kCS8, kI, kRq, kI, kI, kI, kD, kS8}}},
+      {KernelFn::kAddS8, {"sp_add_s8", {kD, kCS8, kD, kCS8, "const sp_add_s8_params_t*", kD, kS8}}},
+      {KernelFn::kSubS8, {"sp_sub_s8", {kD, kCS8, kD, kCS8, "const sp_add_s8_params_t*", kD, kS8}}},
+      {KernelFn::kMulS8, {"sp_mul_s8", {kD, kCS8, kD, kCS8, "const sp_mul_s8_params_t*", kD, kS8}}},
+      {KernelFn::kLutS8, {"sp_lut_s8", {kD, kCS8, kCS8, kD, kS8}}},
+      {KernelFn::kRequantizeS8, {"sp_requantize_s8", {kD, kCS8, kI, kRq, kI, kD, kS8}}},
+      {KernelFn::kClampS8, {"sp_clamp_s8", {kD, kCS8, kI, kI, kD, kS8}}},
+      {KernelFn::kSoftmaxS8, {"sp_softmax_s8", {kD, kCS8, kI, kCI32, kD, kS8}}},
+      {KernelFn::kCopy, {"sp_copy", {kD, kCV, kI, kD, kV}}},
+      {KernelFn::kExpand, {"sp_expand", {kD, kCV, kI, kD, kV}}},
+      {KernelFn::kSlice, {"sp_slice", {kD, kCV, kCI32, kCI32, kI, kD, kV}}},
+      {KernelFn::kGather, {"sp_gather", {kD, kCV, kI, kD, "const int64_t*", kI, kD, kV}}},
+      {KernelFn::kTranspose, {"sp_transpose", {kD, kCV, kCI32, kI, kD, kV}}},
+      {KernelFn::kPad, {"sp_pad", {kD, kCV, kCI32, "sp_pad_mode_t", kCV, kI, kD, kV}}},
+      {KernelFn::kResizeNearest,
+       {"sp_resize_nearest", {kD, kCV, "sp_coord_mode_t", "sp_nearest_mode_t", kI, kD, kV}}},
+  };
+  auto it = kSignatures.find(fn);
+  SP_CHECK(it != kSignatures.end());
+  return it->second;
 }
 
+namespace {
+
 int64_t NormAxis(int64_t axis, int64_t rank) { return axis < 0 ? axis + rank : axis; }
+
+// ---- Building call records ----------------------------------------------------------------------
+
+CallRef In(int i, int64_t offset = 0, int64_t step = 0) {
+  return {CallRef::Base::kInput, i, offset, step};
+}
+CallRef Out(int i, int64_t offset = 0, int64_t step = 0) {
+  return {CallRef::Base::kOutput, i, offset, step};
+}
+CallRef Temp(int i) { return {CallRef::Base::kTemp, i, 0, 0}; }
+CallRef ConstRef(int i, int64_t offset = 0, int64_t step = 0) {
+  return {CallRef::Base::kConst, i, offset, step};
+}
+CallArg Int(int64_t v) { return CallArg(std::in_place_type<int64_t>, v); }
+CallArg Ints(const int32_t* v, int n) { return CallArg(std::vector<int32_t>(v, v + n)); }
+CallArg Null() { return CallArg(nullptr); }
+
+// Whether `a` can be passed as a parameter of C type `ctype`.
+bool ArgFits(const char* ctype, const CallArg& a) {
+  const std::string t = ctype;
+  if (t == "const sp_tensor_t*") return std::holds_alternative<sp_tensor_t>(a);
+  if (t == "sp_requant_t") return std::holds_alternative<sp_requant_t>(a);
+  if (t == "const sp_add_s8_params_t*") return std::holds_alternative<sp_add_s8_params_t>(a);
+  if (t == "const sp_mul_s8_params_t*") return std::holds_alternative<sp_mul_s8_params_t>(a);
+  if (t == "const int32_t*")
+    return std::holds_alternative<CallRef>(a) || std::holds_alternative<std::nullptr_t>(a) ||
+           std::holds_alternative<std::vector<int32_t>>(a);
+  if (t.back() == '*')
+    return std::holds_alternative<CallRef>(a) || std::holds_alternative<std::nullptr_t>(a);
+  return std::holds_alternative<int64_t>(a);  // int32_t and enums
+}
+
+KernelCall Call(KernelFn fn, std::vector<CallArg> args) {
+  const KernelSignature& s = Signature(fn);
+  SP_CHECK(args.size() == s.params.size());
+  for (size_t i = 0; i < args.size(); ++i) SP_CHECK(ArgFits(s.params[i], args[i]));
+  return {fn, std::move(args)};
+}
+
+// A record of one block that runs once.
+OpCalls Single(KernelCall c) {
+  OpCalls r;
+  r.blocks.push_back({1, {std::move(c)}});
+  return r;
+}
+
+int AddConst(OpCalls* c, const char* ctype, const char* role, const void* data, size_t bytes) {
+  ConstArray a;
+  a.ctype = ctype;
+  a.role = role;
+  a.bytes.assign(static_cast<const uint8_t*>(data), static_cast<const uint8_t*>(data) + bytes);
+  c->consts.push_back(std::move(a));
+  return static_cast<int>(c->consts.size()) - 1;
+}
+
+int AddRequants(OpCalls* c, const std::vector<sp_requant_t>& rq) {
+  return AddConst(c, "sp_requant_t", "requant", rq.data(), rq.size() * sizeof(sp_requant_t));
+}
 
 // Per-tensor activation parameters.
 struct QP {
@@ -72,6 +170,8 @@ sp_tensor_t DropDim(const sp_tensor_t& t, int d) {
     r.dims[i] = t.dims[i + 1];
     r.strides[i] = t.strides[i + 1];
   }
+  r.dims[r.rank] = 0;
+  r.strides[r.rank] = 0;
   return r;
 }
 
@@ -101,41 +201,46 @@ struct ConvArgs {
   int32_t dil[2] = {1, 1};
   int32_t groups = 1;
   int32_t in_zp = 0, out_zp = 0, act_min = -128, act_max = 127;
-  const int32_t* bias = nullptr;
-  const sp_requant_t* rq = nullptr;
+  CallArg bias = nullptr;  // a reference to the int32 bias, or NULL
+  CallRef rq;              // the requantisation array
 };
 
-// One 2-D convolution through sp_conv_s8; channel-strided (NCHW) operands of non-depthwise
-// convolutions go through channels-last copies.
-Status Conv2D(const ir::Op& op, const sp_tensor_t& x, const int8_t* xp, const sp_tensor_t& w,
-              const int8_t* wp, const ConvArgs& a, const sp_tensor_t& y, int8_t* yp) {
+KernelCall ConvCall(const sp_tensor_t& x, CallRef xr, const sp_tensor_t& w, CallRef wr,
+                    const ConvArgs& a, const sp_tensor_t& y, CallRef yr) {
+  return Call(KernelFn::kConvS8, {x, xr, Int(a.in_zp), w, wr, a.bias, a.rq, Int(a.out_zp),
+                                  Int(a.act_min), Int(a.act_max), Ints(a.stride, 2), Ints(a.pad, 4),
+                                  Ints(a.dil, 2), Int(a.groups), y, yr});
+}
+
+// One 2-D convolution through sp_conv_s8 appended to `body`; channel-strided (NCHW) operands of
+// non-depthwise convolutions go through channels-last staging copies.
+void AddConv2D(OpCalls* c, std::vector<KernelCall>* body, const sp_tensor_t& x, CallRef xr,
+               const sp_tensor_t& w, CallRef wr, const ConvArgs& a, const sp_tensor_t& y,
+               CallRef yr) {
   const bool depthwise = a.groups > 1 && a.groups == x.dims[1];
   const bool stage = !depthwise && x.dims[1] > 1 && x.strides[1] != 1;
-  if (!stage)
-    return Check(sp_conv_s8(&x, xp, a.in_zp, &w, wp, a.bias, a.rq, a.out_zp, a.act_min, a.act_max,
-                            a.stride, a.pad, a.dil, a.groups, &y, yp),
-                 op);
-  thread_local std::vector<int8_t> xs, ws, ys;
+  if (!stage) {
+    body->push_back(ConvCall(x, xr, w, wr, a, y, yr));
+    return;
+  }
   const sp_tensor_t xn = ChannelsLast(x), wn = ChannelsLast(w), yn = ChannelsLast(y);
-  xs.resize(static_cast<size_t>(std::max(sp_tensor_numel(&xn), 1)));
-  ws.resize(static_cast<size_t>(std::max(sp_tensor_numel(&wn), 1)));
-  ys.resize(static_cast<size_t>(std::max(sp_tensor_numel(&yn), 1)));
-  SP_RETURN_IF_ERROR(Check(sp_copy(&x, xp, 1, &xn, xs.data()), op));
-  SP_RETURN_IF_ERROR(Check(sp_copy(&w, wp, 1, &wn, ws.data()), op));
-  SP_RETURN_IF_ERROR(
-      Check(sp_conv_s8(&xn, xs.data(), a.in_zp, &wn, ws.data(), a.bias, a.rq, a.out_zp, a.act_min,
-                       a.act_max, a.stride, a.pad, a.dil, a.groups, &yn, ys.data()),
-            op));
-  return Check(sp_copy(&yn, ys.data(), 1, &y, yp), op);
+  const int t0 = static_cast<int>(c->temp_bytes.size());
+  for (const sp_tensor_t* t : {&xn, &wn, &yn})
+    c->temp_bytes.push_back(std::max<int64_t>(sp_tensor_numel(t), 1));
+  body->push_back(Call(KernelFn::kCopy, {x, xr, Int(1), xn, Temp(t0)}));
+  body->push_back(Call(KernelFn::kCopy, {w, wr, Int(1), wn, Temp(t0 + 1)}));
+  body->push_back(ConvCall(xn, Temp(t0), wn, Temp(t0 + 1), a, yn, Temp(t0 + 2)));
+  body->push_back(Call(KernelFn::kCopy, {yn, Temp(t0 + 2), Int(1), y, yr}));
 }
 
 // 3-D convolution in plain loops (TFLite ConvPerChannel arithmetic extended to a depth axis).
 // x (N, C, D, H, W), w (K, C/g, KD, KH, KW), y (N, K, OD, OH, OW); stride/dil 3 entries, pad 6
 // (ONNX order).
 void Conv3DLoops(const sp_tensor_t& x, const int8_t* xp, const sp_tensor_t& w, const int8_t* wp,
-                 const int32_t* stride, const int32_t* pad, const int32_t* dil, const ConvArgs& a,
-                 const sp_tensor_t& y, int8_t* yp) {
-  const int32_t N = x.dims[0], C = x.dims[1], K = w.dims[0], cg = w.dims[1], kg = K / a.groups;
+                 const int32_t* stride, const int32_t* pad, const int32_t* dil, int32_t groups,
+                 int32_t in_zp, const int32_t* bias, const sp_requant_t* rq, int32_t out_zp,
+                 int32_t act_min, int32_t act_max, const sp_tensor_t& y, int8_t* yp) {
+  const int32_t N = x.dims[0], K = w.dims[0], cg = w.dims[1], kg = K / groups;
   for (int32_t n = 0; n < N; ++n)
     for (int32_t k = 0; k < K; ++k) {
       const int32_t c0 = (k / kg) * cg;
@@ -158,20 +263,19 @@ void Conv3DLoops(const sp_tensor_t& x, const int8_t* xp, const sp_tensor_t& w, c
                            ih * x.strides[3] + iw * x.strides[4]];
                     const int32_t wv = wp[k * w.strides[0] + c * w.strides[1] + td * w.strides[2] +
                                           th * w.strides[3] + tw * w.strides[4]];
-                    acc += static_cast<uint32_t>((xv - a.in_zp) * wv);
+                    acc += static_cast<uint32_t>((xv - in_zp) * wv);
                   }
                 }
               }
-            if (a.bias) acc += static_cast<uint32_t>(a.bias[k]);
+            if (bias) acc += static_cast<uint32_t>(bias[k]);
             int32_t v = sp_multiply_by_quantized_multiplier(static_cast<int32_t>(acc),
-                                                            a.rq[k].multiplier, a.rq[k].shift) +
-                        a.out_zp;
-            v = std::clamp(v, a.act_min, a.act_max);
+                                                            rq[k].multiplier, rq[k].shift) +
+                        out_zp;
+            v = std::clamp(v, act_min, act_max);
             yp[n * y.strides[0] + k * y.strides[1] + od * y.strides[2] + oh * y.strides[3] +
                ow * y.strides[4]] = static_cast<int8_t>(v);
           }
     }
-  (void)C;
 }
 
 int32_t ActivationKind(const ir::Op& op) {
@@ -179,8 +283,7 @@ int32_t ActivationKind(const ir::Op& op) {
   return act == "relu" ? 1 : act == "relu6" ? 2 : 0;
 }
 
-Status RunConv(const ir::Graph& g, const ir::Op& op, const QuantizedModel& q,
-               const std::vector<const uint8_t*>& in, const std::vector<uint8_t*>& out) {
+StatusOr<OpCalls> BuildConv(const ir::Graph& g, const ir::Op& op, const QuantizedModel& q) {
   if (op.inputs.size() < 2 || g.tensor(op.inputs[1]).kind != ir::TensorKind::kConstant)
     return Unsupported("op '" + op.name + "': int8 Conv needs constant weights");
   const auto& xs = g.tensor(op.inputs[0]).shape;
@@ -199,6 +302,7 @@ Status RunConv(const ir::Graph& g, const ir::Op& op, const QuantizedModel& q,
   if (static_cast<int32_t>(wq.scale.size()) != K)
     return InternalError("op '" + op.name + "': weights have " + std::to_string(wq.scale.size()) +
                          " scales for " + std::to_string(K) + " output channels");
+  OpCalls c;
   std::vector<sp_requant_t> rq(K);
   sp_host_conv_requant(qi.scale, wq.scale.data(), K, qo.scale, rq.data());
   ConvArgs a;
@@ -206,8 +310,8 @@ Status RunConv(const ir::Graph& g, const ir::Op& op, const QuantizedModel& q,
   a.in_zp = qi.zp;
   a.out_zp = qo.zp;
   sp_host_act_range_s8(ActivationKind(op), qo.scale, qo.zp, &a.act_min, &a.act_max);
-  a.bias = op.inputs.size() >= 3 ? reinterpret_cast<const int32_t*>(in[2]) : nullptr;
-  a.rq = rq.data();
+  if (op.inputs.size() >= 3) a.bias = In(2);
+  a.rq = ConstRef(AddRequants(&c, rq));
   std::vector<int32_t> st = I32(op.attrs.GetInts("strides")), pd = I32(op.attrs.GetInts("pads")),
                        dl = I32(op.attrs.GetInts("dilations"));
   st.resize(nsp, 1);
@@ -215,37 +319,39 @@ Status RunConv(const ir::Graph& g, const ir::Op& op, const QuantizedModel& q,
   if (pd.empty()) pd.assign(2 * nsp, 0);
   if (static_cast<int>(pd.size()) != 2 * nsp)
     return InvalidArgument("op '" + op.name + "': pads need 2 entries per spatial dim");
-  const int8_t* xp = S8(in[0]);
-  const int8_t* wp = S8(in[1]);
-  int8_t* yp = S8(out[0]);
+  CallBlock b;
   if (nsp == 2) {
     a.stride[0] = st[0], a.stride[1] = st[1];
     a.dil[0] = dl[0], a.dil[1] = dl[1];
     a.pad[0] = pd[0], a.pad[1] = pd[1], a.pad[2] = pd[2], a.pad[3] = pd[3];
-    return Conv2D(op, x, xp, w, wp, a, y, yp);
+    AddConv2D(&c, &b.calls, x, In(0), w, In(1), a, y, Out(0));
+    c.blocks.push_back(std::move(b));
+    return c;
   }
   if (nsp == 1) {  // (N, C, L) as (N, C, 1, L)
     a.stride[1] = st[0];
     a.dil[1] = dl[0];
     a.pad[1] = pd[0], a.pad[3] = pd[1];
-    return Conv2D(op, InsertUnitDim(x, 2), xp, InsertUnitDim(w, 2), wp, a, InsertUnitDim(y, 2), yp);
+    AddConv2D(&c, &b.calls, InsertUnitDim(x, 2), In(0), InsertUnitDim(w, 2), In(1), a,
+              InsertUnitDim(y, 2), Out(0));
+    c.blocks.push_back(std::move(b));
+    return c;
   }
   // 3-D.
   const int32_t kd = w.dims[2], kh = w.dims[3], kw = w.dims[4];
   if (kd == 1 && pd[0] == 0 && pd[3] == 0) {
-    // One 2-D convolution per output depth slice.
+    // One 2-D convolution per output depth slice: input slice od * stride_d.
     a.stride[0] = st[1], a.stride[1] = st[2];
     a.dil[0] = dl[1], a.dil[1] = dl[2];
     a.pad[0] = pd[1], a.pad[1] = pd[2], a.pad[2] = pd[4], a.pad[3] = pd[5];
     const sp_tensor_t x4 = DropDim(x, 2), w4 = DropDim(w, 2), y4 = DropDim(y, 2);
-    for (int32_t od = 0; od < y.dims[2]; ++od) {
-      const int32_t id = od * st[0];
-      if (id >= x.dims[2])
-        return InvalidArgument("op '" + op.name + "': output depth exceeds the input");
-      SP_RETURN_IF_ERROR(Conv2D(op, x4, xp + static_cast<int64_t>(id) * x.strides[2], w4, wp, a, y4,
-                                yp + static_cast<int64_t>(od) * y.strides[2]));
-    }
-    return Status::Ok();
+    if (y.dims[2] > 0 && static_cast<int64_t>(y.dims[2] - 1) * st[0] >= x.dims[2])
+      return InvalidArgument("op '" + op.name + "': output depth exceeds the input");
+    b.count = y.dims[2];
+    AddConv2D(&c, &b.calls, x4, In(0, 0, static_cast<int64_t>(st[0]) * x.strides[2]), w4, In(1), a,
+              y4, Out(0, 0, y.strides[2]));
+    c.blocks.push_back(std::move(b));
+    return c;
   }
   const bool hw_merge_x = x.strides[3] == x.dims[4] * x.strides[4];
   const bool hw_merge_y = y.strides[3] == y.dims[4] * y.strides[4];
@@ -262,15 +368,27 @@ Status RunConv(const ir::Graph& g, const ir::Op& op, const QuantizedModel& q,
     a.stride[0] = st[0];
     a.dil[0] = dl[0];
     a.pad[0] = pd[0], a.pad[2] = pd[3];
-    return Conv2D(op, merge(x), xp, w4, wp, a, merge(y), yp);
+    AddConv2D(&c, &b.calls, merge(x), In(0), w4, In(1), a, merge(y), Out(0));
+    c.blocks.push_back(std::move(b));
+    return c;
   }
-  Conv3DLoops(x, xp, w, wp, st.data(), pd.data(), dl.data(), a, y, yp);
-  return Status::Ok();
+  const bool has_bias = op.inputs.size() >= 3;
+  c.host_loop_what = "3-D convolution with a " + std::to_string(kd) + "x" + std::to_string(kh) +
+                     "x" + std::to_string(kw) + " kernel";
+  c.host_loop = [x, w, y, st, pd, dl, a, rq, has_bias](const std::vector<const uint8_t*>& in,
+                                                       const std::vector<uint8_t*>& out) {
+    Conv3DLoops(x, reinterpret_cast<const int8_t*>(in[0]), w,
+                reinterpret_cast<const int8_t*>(in[1]), st.data(), pd.data(), dl.data(), a.groups,
+                a.in_zp, has_bias ? reinterpret_cast<const int32_t*>(in[2]) : nullptr, rq.data(),
+                a.out_zp, a.act_min, a.act_max, y, reinterpret_cast<int8_t*>(out[0]));
+    return Status::Ok();
+  };
+  return c;
 }
 
 // Gemm / MatMul with a constant B as TFLite FullyConnected.
-Status RunFullyConnected(const ir::Graph& g, const ir::Op& op, const QuantizedModel& q,
-                         const std::vector<const uint8_t*>& in, const std::vector<uint8_t*>& out) {
+StatusOr<OpCalls> BuildFullyConnected(const ir::Graph& g, const ir::Op& op,
+                                      const QuantizedModel& q) {
   if (op.inputs.size() < 2 || g.tensor(op.inputs[1]).kind != ir::TensorKind::kConstant ||
       g.tensor(op.inputs[0]).kind == ir::TensorKind::kConstant)
     return Unsupported(
@@ -318,17 +436,21 @@ Status RunFullyConnected(const ir::Graph& g, const ir::Op& op, const QuantizedMo
   const double alpha = gemm ? op.attrs.GetFloat("alpha", 1.0) : 1.0;
   std::vector<sp_requant_t> rq(N);
   sp_host_conv_requant(qi.scale * alpha, wq.scale.data(), N, qo.scale, rq.data());
-  const int32_t* bias = nullptr;
+  CallArg bias = nullptr;
   if (gemm && op.inputs.size() >= 3) {
     if (g.tensor(op.inputs[2]).NumElements() != N ||
         g.tensor(op.inputs[2]).dtype != ir::DataType::kInt32)
       return Unsupported("op '" + op.name +
                          "': int8 Gemm needs C to be a constant bias of N elements");
-    bias = reinterpret_cast<const int32_t*>(in[2]);
+    bias = In(2);
   }
-  return Check(sp_fully_connected_s8(&a, S8(in[0]), qi.zp, &w, S8(in[1]), bias, rq.data(), qo.zp,
-                                     -128, 127, &o, S8(out[0])),
-               op);
+  OpCalls c;
+  const int rqi = AddRequants(&c, rq);
+  c.blocks.push_back(
+      {1,
+       {Call(KernelFn::kFullyConnectedS8, {a, In(0), Int(qi.zp), w, In(1), bias, ConstRef(rqi),
+                                           Int(qo.zp), Int(-128), Int(127), o, Out(0)})}});
+  return c;
 }
 
 // Reduces a feature-map descriptor (N, C, spatial...) to (N, C, S, 1) when the spatial dims
@@ -346,16 +468,17 @@ bool MergeSpatial(const sp_tensor_t& t, sp_tensor_t* r) {
   r->strides[2] = t.strides[t.rank - 1];
   r->dims[3] = 1;
   r->strides[3] = 0;
+  for (int i = 4; i < SP_MAX_DIMS; ++i) r->dims[i] = r->strides[i] = 0;
   return true;
 }
 
 // Mean over a (N, C, S, 1) view, TFLite Mean semantics (shared or requantised parameters).
-Status MeanS8(const ir::Op& op, const sp_tensor_t& x, const int8_t* xp, const QP& qi,
-              const sp_tensor_t& y, int8_t* yp, const QP& qo) {
-  if (qi == qo) return Check(sp_global_avg_pool_s8(&x, xp, -128, 127, &y, yp), op);
+KernelCall MeanS8(const sp_tensor_t& x, const QP& qi, const sp_tensor_t& y, const QP& qo) {
+  if (qi == qo) return Call(KernelFn::kGlobalAvgPoolS8, {x, In(0), Int(-128), Int(127), y, Out(0)});
   const double count = static_cast<double>(x.dims[2]) * x.dims[3];
   sp_requant_t rq = sp_host_quantize_multiplier(qi.scale / (qo.scale * std::max(count, 1.0)));
-  return Check(sp_global_avg_pool_requant_s8(&x, xp, qi.zp, rq, qo.zp, -128, 127, &y, yp), op);
+  return Call(KernelFn::kGlobalAvgPoolRequantS8,
+              {x, In(0), Int(qi.zp), rq, Int(qo.zp), Int(-128), Int(127), y, Out(0)});
 }
 
 // 3-D max / average pooling in plain loops, same arithmetic as the 2-D kernels.
@@ -397,8 +520,7 @@ void Pool3DLoops(bool max, const sp_tensor_t& x, const int8_t* xp, const int32_t
           }
 }
 
-Status RunPool(const ir::Graph& g, const ir::Op& op, const std::vector<const uint8_t*>& in,
-               const std::vector<uint8_t*>& out) {
+StatusOr<OpCalls> BuildPool(const ir::Graph& g, const ir::Op& op) {
   const auto& xs = g.tensor(op.inputs[0]).shape;
   const int nsp = static_cast<int>(xs.size()) - 2;
   if (nsp < 1 || nsp > 3)
@@ -416,8 +538,15 @@ Status RunPool(const ir::Graph& g, const ir::Op& op, const std::vector<const uin
   const bool max = op.type == "MaxPool";
   const int32_t cip = static_cast<int32_t>(op.attrs.GetInt("count_include_pad", 0));
   if (nsp == 3) {
-    Pool3DLoops(max, x, S8(in[0]), k.data(), st.data(), pd.data(), cip != 0, y, S8(out[0]));
-    return Status::Ok();
+    OpCalls c;
+    c.host_loop_what = std::string("3-D ") + (max ? "max" : "average") + " pooling";
+    c.host_loop = [max, x, y, k, st, pd, cip](const std::vector<const uint8_t*>& in,
+                                              const std::vector<uint8_t*>& out) {
+      Pool3DLoops(max, x, reinterpret_cast<const int8_t*>(in[0]), k.data(), st.data(), pd.data(),
+                  cip != 0, y, reinterpret_cast<int8_t*>(out[0]));
+      return Status::Ok();
+    };
+    return c;
   }
   int32_t kk[2] = {1, 1}, ss[2] = {1, 1}, pp[4] = {0, 0, 0, 0};
   if (nsp == 1) {
@@ -428,8 +557,11 @@ Status RunPool(const ir::Graph& g, const ir::Op& op, const std::vector<const uin
     kk[0] = k[0], kk[1] = k[1], ss[0] = st[0], ss[1] = st[1];
     pp[0] = pd[0], pp[1] = pd[1], pp[2] = pd[2], pp[3] = pd[3];
   }
-  if (max) return Check(sp_max_pool_s8(&x, S8(in[0]), kk, ss, pp, -128, 127, &y, S8(out[0])), op);
-  return Check(sp_avg_pool_s8(&x, S8(in[0]), kk, ss, pp, cip, -128, 127, &y, S8(out[0])), op);
+  if (max)
+    return Single(Call(KernelFn::kMaxPoolS8, {x, In(0), Ints(kk, 2), Ints(ss, 2), Ints(pp, 4),
+                                              Int(-128), Int(127), y, Out(0)}));
+  return Single(Call(KernelFn::kAvgPoolS8, {x, In(0), Ints(kk, 2), Ints(ss, 2), Ints(pp, 4),
+                                            Int(cip), Int(-128), Int(127), y, Out(0)}));
 }
 
 // Source coordinate of output index `o` along an axis (in -> out), as num / den, clamped to [0,
@@ -464,14 +596,14 @@ void LinearSource(int64_t o, int64_t in, int64_t out, sp_coord_mode_t mode, int6
 
 // Bilinear resize of the last two axes, input and output sharing parameters: exact rational
 // weights, the weighted sum of the int8 values rounded half away from zero.
-Status ResizeLinearS8(const ir::Op& op, const std::vector<int64_t>& xs, const int8_t* xp,
+Status ResizeLinearS8(const std::string& op_name, const std::vector<int64_t>& xs, const int8_t* xp,
                       const std::vector<int64_t>& ys, int8_t* yp, sp_coord_mode_t mode) {
   const size_t r = xs.size();
-  if (r < 2 || ys.size() != r) return InvalidArgument("op '" + op.name + "': Resize ranks differ");
+  if (r < 2 || ys.size() != r) return InvalidArgument("op '" + op_name + "': Resize ranks differ");
   int64_t outer = 1;
   for (size_t i = 0; i + 2 < r; ++i) {
     if (xs[i] != ys[i])
-      return Unsupported("op '" + op.name +
+      return Unsupported("op '" + op_name +
                          "': int8 linear Resize of leading axes is not implemented");
     outer *= xs[i];
   }
@@ -516,12 +648,163 @@ bool IsLutOp(const std::string& t) {
   return false;
 }
 
+// ---- Running call records on the host
+// -------------------------------------------------------------
+
+class Runner {
+ public:
+  Runner(const OpCalls& c, const std::vector<const uint8_t*>& in, const std::vector<uint8_t*>& out,
+         uint8_t* scratch, std::vector<std::vector<uint8_t>>* temps)
+      : c_(c), in_(in), out_(out), scratch_(scratch), temps_(temps) {}
+
+  void set_iteration(int64_t i) { i_ = i; }
+
+  StatusOr<sp_status_t> Run(const KernelCall& k) {
+    const KernelSignature& s = Signature(k.fn);
+    if (k.args.size() != s.params.size())
+      return InternalError(std::string("call of ") + s.name + " has the wrong number of arguments");
+    for (size_t a = 0; a < k.args.size(); ++a) {
+      if (!ArgFits(s.params[a], k.args[a]))
+        return InternalError(std::string("call of ") + s.name + ": argument " + std::to_string(a) +
+                             " does not fit its parameter type " + s.params[a]);
+      if (const auto* r = std::get_if<CallRef>(&k.args[a])) {
+        if (!Ptr(*r))
+          return InternalError(std::string("call of ") + s.name + ": argument " +
+                               std::to_string(a) + " refers to a missing operand");
+      }
+    }
+    const auto& v = k.args;
+    switch (k.fn) {
+      case KernelFn::kConvS8:
+        return sp_conv_s8(D(v[0]), CS8(v[1]), I(v[2]), D(v[3]), CS8(v[4]), CI32(v[5]), CRq(v[6]),
+                          I(v[7]), I(v[8]), I(v[9]), CI32(v[10]), CI32(v[11]), CI32(v[12]),
+                          I(v[13]), D(v[14]), S8(v[15]));
+      case KernelFn::kFullyConnectedS8:
+        return sp_fully_connected_s8(D(v[0]), CS8(v[1]), I(v[2]), D(v[3]), CS8(v[4]), CI32(v[5]),
+                                     CRq(v[6]), I(v[7]), I(v[8]), I(v[9]), D(v[10]), S8(v[11]));
+      case KernelFn::kMaxPoolS8:
+        return sp_max_pool_s8(D(v[0]), CS8(v[1]), CI32(v[2]), CI32(v[3]), CI32(v[4]), I(v[5]),
+                              I(v[6]), D(v[7]), S8(v[8]));
+      case KernelFn::kAvgPoolS8:
+        return sp_avg_pool_s8(D(v[0]), CS8(v[1]), CI32(v[2]), CI32(v[3]), CI32(v[4]), I(v[5]),
+                              I(v[6]), I(v[7]), D(v[8]), S8(v[9]));
+      case KernelFn::kGlobalAvgPoolS8:
+        return sp_global_avg_pool_s8(D(v[0]), CS8(v[1]), I(v[2]), I(v[3]), D(v[4]), S8(v[5]));
+      case KernelFn::kGlobalAvgPoolRequantS8:
+        return sp_global_avg_pool_requant_s8(D(v[0]), CS8(v[1]), I(v[2]), Rq(v[3]), I(v[4]),
+                                             I(v[5]), I(v[6]), D(v[7]), S8(v[8]));
+      case KernelFn::kAddS8:
+        return sp_add_s8(D(v[0]), CS8(v[1]), D(v[2]), CS8(v[3]),
+                         &std::get<sp_add_s8_params_t>(v[4]), D(v[5]), S8(v[6]));
+      case KernelFn::kSubS8:
+        return sp_sub_s8(D(v[0]), CS8(v[1]), D(v[2]), CS8(v[3]),
+                         &std::get<sp_add_s8_params_t>(v[4]), D(v[5]), S8(v[6]));
+      case KernelFn::kMulS8:
+        return sp_mul_s8(D(v[0]), CS8(v[1]), D(v[2]), CS8(v[3]),
+                         &std::get<sp_mul_s8_params_t>(v[4]), D(v[5]), S8(v[6]));
+      case KernelFn::kLutS8:
+        return sp_lut_s8(D(v[0]), CS8(v[1]), CS8(v[2]), D(v[3]), S8(v[4]));
+      case KernelFn::kRequantizeS8:
+        return sp_requantize_s8(D(v[0]), CS8(v[1]), I(v[2]), Rq(v[3]), I(v[4]), D(v[5]), S8(v[6]));
+      case KernelFn::kClampS8:
+        return sp_clamp_s8(D(v[0]), CS8(v[1]), I(v[2]), I(v[3]), D(v[4]), S8(v[5]));
+      case KernelFn::kSoftmaxS8:
+        return sp_softmax_s8(D(v[0]), CS8(v[1]), I(v[2]), CI32(v[3]), D(v[4]), S8(v[5]));
+      case KernelFn::kCopy:
+        return sp_copy(D(v[0]), P(v[1]), I(v[2]), D(v[3]), P(v[4]));
+      case KernelFn::kExpand:
+        return sp_expand(D(v[0]), P(v[1]), I(v[2]), D(v[3]), P(v[4]));
+      case KernelFn::kSlice:
+        return sp_slice(D(v[0]), P(v[1]), CI32(v[2]), CI32(v[3]), I(v[4]), D(v[5]), P(v[6]));
+      case KernelFn::kGather:
+        return sp_gather(D(v[0]), P(v[1]), I(v[2]), D(v[3]),
+                         reinterpret_cast<const int64_t*>(P(v[4])), I(v[5]), D(v[6]), P(v[7]));
+      case KernelFn::kTranspose:
+        return sp_transpose(D(v[0]), P(v[1]), CI32(v[2]), I(v[3]), D(v[4]), P(v[5]));
+      case KernelFn::kPad:
+        return sp_pad(D(v[0]), P(v[1]), CI32(v[2]), static_cast<sp_pad_mode_t>(I(v[3])), P(v[4]),
+                      I(v[5]), D(v[6]), P(v[7]));
+      case KernelFn::kResizeNearest:
+        return sp_resize_nearest(D(v[0]), P(v[1]), static_cast<sp_coord_mode_t>(I(v[2])),
+                                 static_cast<sp_nearest_mode_t>(I(v[3])), I(v[4]), D(v[5]),
+                                 P(v[6]));
+    }
+    return InternalError(std::string("no host dispatch for ") + s.name);
+  }
+
+ private:
+  uint8_t* Ptr(const CallRef& r) const {
+    uint8_t* base = nullptr;
+    switch (r.base) {
+      case CallRef::Base::kInput:
+        if (r.index >= 0 && r.index < static_cast<int>(in_.size()))
+          base = const_cast<uint8_t*>(in_[r.index]);
+        break;
+      case CallRef::Base::kOutput:
+        if (r.index >= 0 && r.index < static_cast<int>(out_.size())) base = out_[r.index];
+        break;
+      case CallRef::Base::kScratch:
+        base = scratch_;
+        break;
+      case CallRef::Base::kTemp:
+        if (r.index >= 0 && r.index < static_cast<int>(temps_->size()))
+          base = (*temps_)[r.index].data();
+        break;
+      case CallRef::Base::kConst:
+        if (r.index >= 0 && r.index < static_cast<int>(c_.consts.size()))
+          base = const_cast<uint8_t*>(c_.consts[r.index].bytes.data());
+        break;
+    }
+    return base ? base + r.offset + i_ * r.step : nullptr;
+  }
+  void* P(const CallArg& a) const {
+    if (const auto* r = std::get_if<CallRef>(&a)) return Ptr(*r);
+    if (const auto* v = std::get_if<std::vector<int32_t>>(&a))
+      return const_cast<int32_t*>(v->data());
+    return nullptr;
+  }
+  static const sp_tensor_t* D(const CallArg& a) { return &std::get<sp_tensor_t>(a); }
+  static int32_t I(const CallArg& a) { return static_cast<int32_t>(std::get<int64_t>(a)); }
+  static sp_requant_t Rq(const CallArg& a) { return std::get<sp_requant_t>(a); }
+  const int8_t* CS8(const CallArg& a) const { return static_cast<const int8_t*>(P(a)); }
+  int8_t* S8(const CallArg& a) const { return static_cast<int8_t*>(P(a)); }
+  const int32_t* CI32(const CallArg& a) const { return static_cast<const int32_t*>(P(a)); }
+  const sp_requant_t* CRq(const CallArg& a) const { return static_cast<const sp_requant_t*>(P(a)); }
+
+  const OpCalls& c_;
+  const std::vector<const uint8_t*>& in_;
+  const std::vector<uint8_t*>& out_;
+  uint8_t* scratch_;
+  std::vector<std::vector<uint8_t>>* temps_;
+  int64_t i_ = 0;
+};
+
 }  // namespace
 
-Status RunKernelS8(const ir::Graph& g, const ir::Op& op, const QuantizedModel& q,
-                   const std::vector<const uint8_t*>& in, const std::vector<uint8_t*>& out) {
+Status ExecuteCalls(const ir::Op& op, const OpCalls& calls, const std::vector<const uint8_t*>& in,
+                    const std::vector<uint8_t*>& out, uint8_t* scratch) {
+  if (calls.host_loop) return calls.host_loop(in, out);
+  thread_local std::vector<std::vector<uint8_t>> temps;
+  if (temps.size() < calls.temp_bytes.size()) temps.resize(calls.temp_bytes.size());
+  for (size_t t = 0; t < calls.temp_bytes.size(); ++t)
+    temps[t].resize(static_cast<size_t>(calls.temp_bytes[t]));
+  Runner runner(calls, in, out, scratch, &temps);
+  for (const CallBlock& b : calls.blocks)
+    for (int32_t i = 0; i < b.count; ++i) {
+      runner.set_iteration(i);
+      for (const KernelCall& k : b.calls) {
+        SP_ASSIGN_OR_RETURN(sp_status_t s, runner.Run(k));
+        if (s != SP_OK)
+          return InternalError("int8 kernel " + std::string(Signature(k.fn).name) + " for op '" +
+                               op.name + "' (" + op.type + ") rejected its arguments");
+      }
+    }
+  return Status::Ok();
+}
+
+StatusOr<OpCalls> BuildCallsS8(const ir::Graph& g, const ir::Op& op, const QuantizedModel& q) {
   const std::string& t = op.type;
-  if (ir::IsViewOp(t)) return Status::Ok();
+  if (ir::IsViewOp(t)) return OpCalls{};
   SP_RETURN_IF_ERROR(Matches(g, q));
   auto shape = [&](size_t i) -> const std::vector<int64_t>& {
     return g.tensor(op.inputs[i]).shape;
@@ -529,22 +812,26 @@ Status RunKernelS8(const ir::Graph& g, const ir::Op& op, const QuantizedModel& q
   auto oshape = [&](size_t i) -> const std::vector<int64_t>& {
     return g.tensor(op.outputs[i]).shape;
   };
-  auto elem = [&](ir::TensorId id) { return ir::DataTypeSize(g.tensor(id).dtype); };
+  auto elem = [&](ir::TensorId id) { return Int(ir::DataTypeSize(g.tensor(id).dtype)); };
   const std::vector<int8_t>& table = q.tables.at(op.id.value());
   if (op.outputs.empty() || op.inputs.empty())
     return InvalidArgument("op '" + op.name + "' has no inputs or outputs");
   const sp_tensor_t o0 = Contig(oshape(0));
   auto params = [&](ir::TensorId id, QP* p) { return ActParams(g, q, id, op, p); };
 
-  if (t == "Conv") return RunConv(g, op, q, in, out);
-  if (t == "Gemm" || t == "MatMul") return RunFullyConnected(g, op, q, in, out);
+  if (t == "Conv") return BuildConv(g, op, q);
+  if (t == "Gemm" || t == "MatMul") return BuildFullyConnected(g, op, q);
 
   if (t == "Relu" || t == "Clip" || IsLutOp(t)) {
     if (!IsInt8(g, op.inputs[0]))
       return Unsupported("op '" + op.name + "': int8 " + t + " needs an int8 input");
     sp_tensor_t x = Contig(shape(0));
-    if (table.size() == 256)
-      return Check(sp_lut_s8(&x, S8(in[0]), table.data(), &o0, S8(out[0])), op);
+    if (table.size() == 256) {
+      OpCalls c;
+      const int lut = AddConst(&c, "int8_t", "lut", table.data(), 256);
+      c.blocks.push_back({1, {Call(KernelFn::kLutS8, {x, In(0), ConstRef(lut), o0, Out(0)})}});
+      return c;
+    }
     if (t != "Relu" && t != "Clip")
       return InternalError("op '" + op.name + "': no lookup table was built");
     QP qi;
@@ -561,7 +848,7 @@ Status RunKernelS8(const ir::Graph& g, const ir::Op& op, const QuantizedModel& q
       lo = q8(mn);
       hi = q8(mx);
     }
-    return Check(sp_clamp_s8(&x, S8(in[0]), lo, hi, &o0, S8(out[0])), op);
+    return Single(Call(KernelFn::kClampS8, {x, In(0), Int(lo), Int(hi), o0, Out(0)}));
   }
   if (t == "BatchNormalization") {
     sp_tensor_t x = Describe(g, shape(0), true), y = Describe(g, oshape(0), true);
@@ -570,12 +857,12 @@ Status RunKernelS8(const ir::Graph& g, const ir::Op& op, const QuantizedModel& q
       return InternalError("op '" + op.name + "': no per-channel tables were built");
     sp_tensor_t xc = x, yc = y;
     xc.dims[1] = yc.dims[1] = 1;
-    for (int32_t c = 0; c < C; ++c)
-      SP_RETURN_IF_ERROR(Check(
-          sp_lut_s8(&xc, S8(in[0]) + static_cast<int64_t>(c) * x.strides[1], table.data() + 256 * c,
-                    &yc, S8(out[0]) + static_cast<int64_t>(c) * y.strides[1]),
-          op));
-    return Status::Ok();
+    OpCalls c;
+    const int luts = AddConst(&c, "int8_t", "lut", table.data(), table.size());
+    c.blocks.push_back({C,
+                        {Call(KernelFn::kLutS8, {xc, In(0, 0, x.strides[1]), ConstRef(luts, 0, 256),
+                                                 yc, Out(0, 0, y.strides[1])})}});
+    return c;
   }
   if (t == "Add" || t == "Sub" || t == "Mul") {
     QP qa, qb, qo;
@@ -586,13 +873,12 @@ Status RunKernelS8(const ir::Graph& g, const ir::Op& op, const QuantizedModel& q
     if (t == "Mul") {
       sp_mul_s8_params_t p =
           sp_host_mul_s8_params(qa.scale, qa.zp, qb.scale, qb.zp, qo.scale, qo.zp, -128, 127);
-      return Check(sp_mul_s8(&a, S8(in[0]), &b, S8(in[1]), &p, &o0, S8(out[0])), op);
+      return Single(Call(KernelFn::kMulS8, {a, In(0), b, In(1), p, o0, Out(0)}));
     }
     sp_add_s8_params_t p =
         sp_host_add_s8_params(qa.scale, qa.zp, qb.scale, qb.zp, qo.scale, qo.zp, -128, 127);
-    return Check(t == "Add" ? sp_add_s8(&a, S8(in[0]), &b, S8(in[1]), &p, &o0, S8(out[0]))
-                            : sp_sub_s8(&a, S8(in[0]), &b, S8(in[1]), &p, &o0, S8(out[0])),
-                 op);
+    return Single(Call(t == "Add" ? KernelFn::kAddS8 : KernelFn::kSubS8,
+                       {a, In(0), b, In(1), p, o0, Out(0)}));
   }
   if (t == "Softmax") {
     QP qi;
@@ -601,7 +887,11 @@ Status RunKernelS8(const ir::Graph& g, const ir::Op& op, const QuantizedModel& q
     int32_t axis = static_cast<int32_t>(NormAxis(op.attrs.GetInt("axis", -1), shape(0).size()));
     int32_t exp_table[256];
     sp_host_build_softmax_exp_table(qi.scale, 1.0, exp_table);
-    return Check(sp_softmax_s8(&x, S8(in[0]), axis, exp_table, &o0, S8(out[0])), op);
+    OpCalls c;
+    const int et = AddConst(&c, "int32_t", "exp_table", exp_table, sizeof exp_table);
+    c.blocks.push_back(
+        {1, {Call(KernelFn::kSoftmaxS8, {x, In(0), Int(axis), ConstRef(et), o0, Out(0)})}});
+    return c;
   }
   if (t == "MaxPool" || t == "AveragePool") {
     QP qi, qo;
@@ -610,7 +900,7 @@ Status RunKernelS8(const ir::Graph& g, const ir::Op& op, const QuantizedModel& q
     if (!(qi == qo))
       return InternalError("op '" + op.name +
                            "': int8 pooling needs equal input and output parameters");
-    return RunPool(g, op, in, out);
+    return BuildPool(g, op);
   }
   if (t == "GlobalAveragePool") {
     QP qi, qo;
@@ -622,7 +912,7 @@ Status RunKernelS8(const ir::Graph& g, const ir::Op& op, const QuantizedModel& q
       return Unsupported("op '" + op.name +
                          "': int8 GlobalAveragePool needs mergeable spatial dims");
     y.dims[2] = 1;
-    return MeanS8(op, x, S8(in[0]), qi, y, S8(out[0]), qo);
+    return Single(MeanS8(x, qi, y, qo));
   }
   if (t == "ReduceMean") {
     QP qi, qo;
@@ -648,7 +938,7 @@ Status RunKernelS8(const ir::Graph& g, const ir::Op& op, const QuantizedModel& q
     x.strides[2] = static_cast<int32_t>(B), x.strides[3] = 0;
     int32_t yd[4] = {static_cast<int32_t>(A), static_cast<int32_t>(B), 1, 1};
     sp_tensor_init_contiguous(&y, 4, yd);
-    return MeanS8(op, x, S8(in[0]), qi, y, S8(out[0]), qo);
+    return Single(MeanS8(x, qi, y, qo));
   }
   if (t == "Concat") {
     const int32_t axis =
@@ -656,24 +946,29 @@ Status RunKernelS8(const ir::Graph& g, const ir::Op& op, const QuantizedModel& q
     const bool int8 = IsInt8(g, op.outputs[0]);
     QP qo;
     if (int8) SP_RETURN_IF_ERROR(params(op.outputs[0], &qo));
+    OpCalls c;
+    CallBlock b;
     int64_t offset = 0;
+    const int64_t out_elem = ir::DataTypeSize(g.tensor(op.outputs[0]).dtype);
     for (size_t i = 0; i < op.inputs.size(); ++i) {
       sp_tensor_t x = Contig(shape(i));
       sp_tensor_t slice = o0;
       slice.dims[axis] = x.dims[axis];
-      uint8_t* dst = out[0] + offset * o0.strides[axis] * elem(op.outputs[0]);
+      const CallRef dst = Out(0, offset * o0.strides[axis] * out_elem);
       offset += x.dims[axis];
       QP qi;
       if (int8) SP_RETURN_IF_ERROR(params(op.inputs[i], &qi));
+      const int idx = static_cast<int>(i);
       if (!int8 || qi == qo) {
-        SP_RETURN_IF_ERROR(Check(sp_copy(&x, in[i], elem(op.inputs[i]), &slice, dst), op));
+        b.calls.push_back(Call(KernelFn::kCopy, {x, In(idx), elem(op.inputs[i]), slice, dst}));
       } else {
         sp_requant_t rq = sp_host_quantize_multiplier(qi.scale / qo.scale);
-        SP_RETURN_IF_ERROR(
-            Check(sp_requantize_s8(&x, S8(in[i]), qi.zp, rq, qo.zp, &slice, S8(dst)), op));
+        b.calls.push_back(
+            Call(KernelFn::kRequantizeS8, {x, In(idx), Int(qi.zp), rq, Int(qo.zp), slice, dst}));
       }
     }
-    return Status::Ok();
+    c.blocks.push_back(std::move(b));
+    return c;
   }
   // Data movement: the output shares the input's parameters (quantize.h), so bytes move unchanged.
   if (t == "Resize" || t == "Upsample" || t == "Pad" || t == "Transpose" || t == "Slice" ||
@@ -700,7 +995,14 @@ Status RunKernelS8(const ir::Graph& g, const ir::Op& op, const QuantizedModel& q
     if (mode == "linear" || mode == "bilinear") {
       if (!IsInt8(g, op.inputs[0]))
         return Unsupported("op '" + op.name + "': linear Resize of a non-int8 tensor");
-      return ResizeLinearS8(op, shape(0), S8(in[0]), oshape(0), S8(out[0]), coord);
+      OpCalls c;
+      c.host_loop_what = "linear Resize";
+      c.host_loop = [name = op.name, xs = shape(0), ys = oshape(0), coord](
+                        const std::vector<const uint8_t*>& in, const std::vector<uint8_t*>& out) {
+        return ResizeLinearS8(name, xs, reinterpret_cast<const int8_t*>(in[0]), ys,
+                              reinterpret_cast<int8_t*>(out[0]), coord);
+      };
+      return c;
     }
     if (mode != "nearest")
       return Unsupported("op '" + op.name + "': int8 Resize supports nearest and linear modes");
@@ -710,7 +1012,8 @@ Status RunKernelS8(const ir::Graph& g, const ir::Op& op, const QuantizedModel& q
                           : nm == "ceil"              ? SP_NEAREST_CEIL
                           : nm == "round_prefer_ceil" ? SP_NEAREST_ROUND_PREFER_CEIL
                                                       : SP_NEAREST_ROUND_PREFER_FLOOR;
-    return Check(sp_resize_nearest(&x, in[0], coord, n, elem(op.inputs[0]), &o0, out[0]), op);
+    return Single(Call(KernelFn::kResizeNearest,
+                       {x, In(0), Int(coord), Int(n), elem(op.inputs[0]), o0, Out(0)}));
   }
   if (t == "Pad") {
     sp_tensor_t x = Contig(shape(0));
@@ -743,30 +1046,38 @@ Status RunKernelS8(const ir::Graph& g, const ir::Op& op, const QuantizedModel& q
         value[0] = static_cast<uint8_t>(v);
         break;
     }
-    return Check(sp_pad(&x, in[0], pads.data(), m, value, elem(op.inputs[0]), &o0, out[0]), op);
+    OpCalls c;
+    const int val = AddConst(&c, "uint8_t", "pad_value", value, sizeof value);
+    c.blocks.push_back({1,
+                        {Call(KernelFn::kPad, {x, In(0), CallArg(pads), Int(m), ConstRef(val),
+                                               elem(op.inputs[0]), o0, Out(0)})}});
+    return c;
   }
   if (t == "Transpose") {
     sp_tensor_t x = Contig(shape(0));
     std::vector<int64_t> perm = op.attrs.GetInts("perm");
     if (perm.empty())
       for (int64_t i = static_cast<int64_t>(shape(0).size()) - 1; i >= 0; --i) perm.push_back(i);
-    auto p = I32(perm);
-    return Check(sp_transpose(&x, in[0], p.data(), elem(op.inputs[0]), &o0, out[0]), op);
+    return Single(
+        Call(KernelFn::kTranspose, {x, In(0), CallArg(I32(perm)), elem(op.inputs[0]), o0, Out(0)}));
   }
   if (t == "Split") {
     int64_t rank = static_cast<int64_t>(shape(0).size());
     int32_t axis = static_cast<int32_t>(NormAxis(op.attrs.GetInt("axis", 0), rank));
     sp_tensor_t x = Contig(shape(0));
     int64_t start = 0;
+    CallBlock b;
     for (size_t k = 0; k < op.outputs.size(); ++k) {
       std::vector<int32_t> starts(rank, 0);
       starts[axis] = static_cast<int32_t>(start);
       sp_tensor_t y = Contig(oshape(k));
-      SP_RETURN_IF_ERROR(
-          Check(sp_slice(&x, in[0], starts.data(), nullptr, elem(op.inputs[0]), &y, out[k]), op));
+      b.calls.push_back(Call(KernelFn::kSlice, {x, In(0), CallArg(std::move(starts)), Null(),
+                                                elem(op.inputs[0]), y, Out(static_cast<int>(k))}));
       start += oshape(k)[axis];
     }
-    return Status::Ok();
+    OpCalls c;
+    c.blocks.push_back(std::move(b));
+    return c;
   }
   if (t == "Slice") {
     const auto& xs = shape(0);
@@ -784,25 +1095,32 @@ Status RunKernelS8(const ir::Graph& g, const ir::Op& op, const QuantizedModel& q
       steps[a] = static_cast<int32_t>(step);
     }
     sp_tensor_t x = Contig(xs);
-    return Check(sp_slice(&x, in[0], starts.data(), steps.data(), elem(op.inputs[0]), &o0, out[0]),
-                 op);
+    return Single(
+        Call(KernelFn::kSlice, {x, In(0), CallArg(std::move(starts)), CallArg(std::move(steps)),
+                                elem(op.inputs[0]), o0, Out(0)}));
   }
   if (t == "Gather") {
     sp_tensor_t x = Contig(shape(0)), idx = Contig(shape(1));
     int32_t axis = static_cast<int32_t>(NormAxis(op.attrs.GetInt("axis", 0), shape(0).size()));
     if (g.tensor(op.inputs[1]).dtype != ir::DataType::kInt64)
       return Unsupported("op '" + op.name + "': Gather indices must be int64");
-    return Check(sp_gather(&x, in[0], axis, &idx, reinterpret_cast<const int64_t*>(in[1]),
-                           elem(op.inputs[0]), &o0, out[0]),
-                 op);
+    return Single(
+        Call(KernelFn::kGather, {x, In(0), Int(axis), idx, In(1), elem(op.inputs[0]), o0, Out(0)}));
   }
   if (t == "Expand") {
     sp_tensor_t x = Contig(shape(0));
-    return Check(sp_expand(&x, in[0], elem(op.inputs[0]), &o0, out[0]), op);
+    return Single(Call(KernelFn::kExpand, {x, In(0), elem(op.inputs[0]), o0, Out(0)}));
   }
   return Unsupported("int8 execution has no kernel for op '" + op.name + "' of type " +
                      (t == "Opaque" ? "Opaque:" + op.original_type : t) +
                      " (verify this model with --dtype float32)");
+}
+
+Status RunKernelS8(const ir::Graph& g, const ir::Op& op, const QuantizedModel& q,
+                   const std::vector<const uint8_t*>& in, const std::vector<uint8_t*>& out) {
+  if (ir::IsViewOp(op.type)) return Status::Ok();
+  SP_ASSIGN_OR_RETURN(OpCalls calls, BuildCallsS8(g, op, q));
+  return ExecuteCalls(op, calls, in, out, nullptr);
 }
 
 Status CheckInt8Support(const ir::Graph& g) {
@@ -857,9 +1175,8 @@ Status CheckInt8Support(const ir::Graph& g) {
                      "; verify this model with --dtype float32");
 }
 
-Status RunDepthwiseInPlaceS8(const ir::Graph& g, const ir::Op& op, const QuantizedModel& q,
-                             const std::vector<const uint8_t*>& in, uint8_t* out, uint8_t* scratch,
-                             int64_t scratch_bytes) {
+StatusOr<OpCalls> BuildDepthwiseInPlaceCallsS8(const ir::Graph& g, const ir::Op& op,
+                                               const QuantizedModel& q, int64_t scratch_bytes) {
   SP_RETURN_IF_ERROR(Matches(g, q));
   if (!ir::IsDepthwiseConv(g, op) || g.tensor(op.inputs[0]).dtype != ir::DataType::kInt8 ||
       g.tensor(op.inputs[0]).shape.size() != 4)
@@ -890,24 +1207,37 @@ Status RunDepthwiseInPlaceS8(const ir::Graph& g, const ir::Op& op, const Quantiz
   st.resize(2, 1);
   dl.resize(2, 1);
   pd.resize(4, 0);
-  int32_t act_min, act_max;
-  sp_host_act_range_s8(ActivationKind(op), qo.scale, qo.zp, &act_min, &act_max);
-  const int32_t* bias = op.inputs.size() >= 3 ? reinterpret_cast<const int32_t*>(in[2]) : nullptr;
+  OpCalls c;
+  ConvArgs a;
+  a.in_zp = qi.zp;
+  a.out_zp = qo.zp;
+  sp_host_act_range_s8(ActivationKind(op), qo.scale, qo.zp, &a.act_min, &a.act_max);
+  if (op.inputs.size() >= 3) a.bias = In(2, 0, sizeof(int32_t));
+  a.rq = ConstRef(AddRequants(&c, rq), 0, sizeof(sp_requant_t));
+  std::copy(st.begin(), st.begin() + 2, a.stride);
+  std::copy(pd.begin(), pd.begin() + 4, a.pad);
+  std::copy(dl.begin(), dl.begin() + 2, a.dil);
+  a.groups = 1;
   sp_tensor_t xc = x, yc = y, wc = w;
   xc.dims[1] = yc.dims[1] = 1;
   wc.dims[0] = 1;
-  int8_t* s = S8(scratch);
-  for (int32_t c = 0; c < channels; ++c) {
-    const int8_t* xp = S8(in[0]) + static_cast<int64_t>(c) * x.strides[1];
-    const int8_t* wp = S8(in[1]) + static_cast<int64_t>(c) * w.strides[0];
-    SP_RETURN_IF_ERROR(
-        Check(sp_conv_s8(&xc, xp, qi.zp, &wc, wp, bias ? bias + c : nullptr, &rq[c], qo.zp, act_min,
-                         act_max, st.data(), pd.data(), dl.data(), 1, &sc, s),
-              op));
-    int8_t* yp = S8(out) + static_cast<int64_t>(c) * y.strides[1];
-    SP_RETURN_IF_ERROR(Check(sp_copy(&sc, s, 1, &yc, yp), op));
-  }
-  return Status::Ok();
+  const CallRef scratch{CallRef::Base::kScratch, 0, 0, 0};
+  // Channel c: convolve input channel c into the scratch, then copy it over output channel c (the
+  // input channel c, which no later channel reads).
+  CallBlock b;
+  b.count = channels;
+  b.calls.push_back(
+      ConvCall(xc, In(0, 0, x.strides[1]), wc, In(1, 0, w.strides[0]), a, sc, scratch));
+  b.calls.push_back(Call(KernelFn::kCopy, {sc, scratch, Int(1), yc, Out(0, 0, y.strides[1])}));
+  c.blocks.push_back(std::move(b));
+  return c;
+}
+
+Status RunDepthwiseInPlaceS8(const ir::Graph& g, const ir::Op& op, const QuantizedModel& q,
+                             const std::vector<const uint8_t*>& in, uint8_t* out, uint8_t* scratch,
+                             int64_t scratch_bytes) {
+  SP_ASSIGN_OR_RETURN(OpCalls calls, BuildDepthwiseInPlaceCallsS8(g, op, q, scratch_bytes));
+  return ExecuteCalls(op, calls, in, {out}, scratch);
 }
 
 }  // namespace sramplan::exec

@@ -26,6 +26,9 @@ struct StepOp {
   std::string type;  // ONNX type; "DepthwiseConv" for depthwise convolutions
   std::vector<std::string> inputs;
   std::vector<std::string> outputs;
+  // Geometry the verifier needs to check declared segment overlaps: for Conv kernel_shape, strides,
+  // pads, dilations, group; segment_bytes when the op runs on segments.
+  std::map<std::string, std::vector<int64_t>> attrs;
 };
 
 struct Step {
@@ -46,7 +49,7 @@ struct Tensor {
 
 struct Overlap {
   std::string tensor;  // the buffer this one may share bytes with
-  std::string reason;  // "inplace-elementwise", "inplace-depthwise", ...
+  std::string reason;  // "inplace-elementwise", "inplace-depthwise", "segment-overlap"
   int64_t shift = 0;   // this.offset - other.offset when overlapping
 };
 

@@ -31,8 +31,15 @@ std::string PlanToJson(const Plan& p) {
   j["steps"] = ordered::array();
   for (const auto& s : p.steps) {
     ordered ops = ordered::array();
-    for (const auto& o : s.ops)
-      ops.push_back({{"name", o.name}, {"type", o.type}, {"inputs", o.inputs}, {"outputs", o.outputs}});
+    for (const auto& o : s.ops) {
+      ordered e = {{"name", o.name}, {"type", o.type}, {"inputs", o.inputs}, {"outputs", o.outputs}};
+      if (!o.attrs.empty()) {
+        ordered a = ordered::object();
+        for (const auto& [k, v] : o.attrs) a[k] = v;
+        e["attrs"] = a;
+      }
+      ops.push_back(e);
+    }
     j["steps"].push_back({{"index", s.index}, {"ops", ops}});
   }
   j["tensors"] = ordered::array();
@@ -94,9 +101,13 @@ static StatusOr<Plan> PlanFromJsonImpl(const std::string& text) {
   for (const auto& s : j.at("steps")) {
     Step st;
     st.index = s.at("index");
-    for (const auto& o : s.at("ops"))
-      st.ops.push_back({o.at("name"), o.at("type"), o.at("inputs").get<std::vector<std::string>>(),
-                        o.at("outputs").get<std::vector<std::string>>()});
+    for (const auto& o : s.at("ops")) {
+      StepOp so{o.at("name"), o.at("type"), o.at("inputs").get<std::vector<std::string>>(),
+                o.at("outputs").get<std::vector<std::string>>(), {}};
+      if (o.contains("attrs"))
+        for (const auto& [k, v] : o.at("attrs").items()) so.attrs[k] = v.get<std::vector<int64_t>>();
+      st.ops.push_back(std::move(so));
+    }
     p.steps.push_back(std::move(st));
   }
   for (const auto& t : j.at("tensors")) {

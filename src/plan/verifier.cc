@@ -1,6 +1,7 @@
 #include "plan/verifier.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <map>
 #include <set>
 #include <unordered_map>
@@ -15,6 +16,123 @@ const std::set<std::string>& ElementwiseTypes() {
                                           "BatchNormalization", "Add", "Sub", "Mul", "Div", "Pow",
                                           "Max", "Min"};
   return k;
+}
+
+
+// vMCU segment overlap: output buffer `out` starts below input buffer `in` of the same step. The
+// distance in bytes must cover the step's access order, recomputed here byte by byte (no code shared
+// with the planner's ISL analysis): the kernel runs steps j in order, each reading its input bytes
+// before writing its output bytes, so for every j < i the last byte j writes must lie below the first
+// byte i reads:  off(in) - off(out) >= max_{j<i} (last_write(j) - first_read(i)) + 1.
+//   - Conv / DepthwiseConv (NHWC, batch 1): steps = output pixels in row-major order; a step reads
+//     the input pixels of its window inside the image and writes its output pixel.
+//   - a fused group Conv 1x1 -> DepthwiseConv -> Conv 1x1 [-> Add of the group input]: the same, with
+//     the depthwise window (the 1x1 convs keep pixel positions) and the residual pixel.
+//   - Gemm / MatMul [M, K] x -> [M, N]: steps (m, chunk) with chunks of attrs segment_bytes output
+//     bytes; every step of row m reads all of input row m.
+std::string CheckSegmentOverlap(const Plan& p, const std::unordered_map<std::string, const Tensor*>& tensors,
+                                const Buffer& in, const Buffer& out) {
+  const int s = out.first_step;
+  if (in.level != out.level) return "the two buffers are in different levels";
+  if (in.last_step != s) return "the input must die at the step that writes the output (step " + std::to_string(s) + ")";
+  if (s < 0 || s >= static_cast<int>(p.steps.size())) return "no such step";
+  const auto& ops = p.steps[s].ops;
+  const std::string& xin = in.tensor;
+  auto shape = [&](const std::string& name) -> std::vector<int64_t> {
+    auto t = tensors.find(name);
+    return t == tensors.end() ? std::vector<int64_t>{} : t->second->shape;
+  };
+  auto attr = [](const StepOp& op, const char* k, std::vector<int64_t> d) {
+    auto it = op.attrs.find(k);
+    return it == op.attrs.end() ? d : it->second;
+  };
+  // Describe the access pattern.
+  std::vector<int64_t> x, y;
+  const StepOp* window_op = nullptr;
+  bool residual = false;
+  bool fc = false;
+  int64_t chunk = 0;
+  if (ops.size() == 1) {
+    const StepOp& op = ops[0];
+    if (op.inputs.empty() || op.inputs[0] != xin || op.outputs.empty() || op.outputs[0] != out.tensor)
+      return "step " + std::to_string(s) + " does not read the input and write the output directly";
+    if (op.type == "Conv" || op.type == "DepthwiseConv") {
+      window_op = &op;
+    } else if (op.type == "Gemm" || op.type == "MatMul") {
+      fc = true;
+      chunk = attr(op, "segment_bytes", {0})[0];
+    } else {
+      return "op type '" + op.type + "' has no segment-level access model";
+    }
+    x = shape(op.inputs[0]);
+    y = shape(op.outputs[0]);
+  } else if (ops.size() == 3 || ops.size() == 4) {
+    if (ops[0].type != "Conv" || ops[1].type != "DepthwiseConv" || ops[2].type != "Conv" || ops[0].inputs.empty() ||
+        ops[0].inputs[0] != xin || attr(ops[0], "kernel_shape", {}) != std::vector<int64_t>{1, 1} ||
+        attr(ops[2], "kernel_shape", {}) != std::vector<int64_t>{1, 1} ||
+        attr(ops[0], "strides", {1, 1}) != std::vector<int64_t>{1, 1} || attr(ops[2], "strides", {1, 1}) != std::vector<int64_t>{1, 1})
+      return "step " + std::to_string(s) + " is not a fused inverted bottleneck reading '" + xin + "'";
+    window_op = &ops[1];
+    if (ops.size() == 4) {
+      if (ops[3].type != "Add" || ops[3].outputs.empty() || ops[3].outputs[0] != out.tensor ||
+          std::find(ops[3].inputs.begin(), ops[3].inputs.end(), xin) == ops[3].inputs.end())
+        return "the fourth op of the fused group must add the group input and write the output";
+      residual = true;
+    } else if (ops[2].outputs.empty() || ops[2].outputs[0] != out.tensor) {
+      return "the fused group does not write '" + out.tensor + "'";
+    }
+    x = shape(xin);
+    y = shape(out.tensor);
+  } else {
+    return "step " + std::to_string(s) + " has no segment-level access model";
+  }
+  // Steps: first byte read and last byte written, in execution order.
+  std::vector<int64_t> first_read, last_write;
+  if (window_op) {
+    if (x.size() != 4 || y.size() != 4 || x[0] != 1 || y[0] != 1) return "segment overlap needs NHWC batch-1 tensors";
+    auto k = attr(*window_op, "kernel_shape", {1, 1});
+    auto st = attr(*window_op, "strides", {1, 1});
+    auto pads = attr(*window_op, "pads", {0, 0, 0, 0});
+    auto dil = attr(*window_op, "dilations", {1, 1});
+    if (k.size() != 2 || st.size() != 2 || pads.size() != 4 || dil != std::vector<int64_t>{1, 1})
+      return "unsupported convolution geometry";
+    const int64_t H = x[1], W = x[2], C = x[3], P = y[1], Q = y[2], K = y[3];
+    for (int64_t pp = 0; pp < P; ++pp)
+      for (int64_t q = 0; q < Q; ++q) {
+        int64_t lo = INT64_MAX;
+        for (int64_t r = 0; r < k[0]; ++r) {
+          const int64_t h = pp * st[0] - pads[0] + r;
+          if (h < 0 || h >= H) continue;
+          for (int64_t c = 0; c < k[1]; ++c) {
+            const int64_t w = q * st[1] - pads[1] + c;
+            if (w < 0 || w >= W) continue;
+            lo = std::min(lo, (h * W + w) * C);
+          }
+        }
+        if (residual && pp < H && q < W) lo = std::min(lo, (pp * W + q) * C);
+        first_read.push_back(lo);
+        last_write.push_back((pp * Q + q + 1) * K - 1);
+      }
+  } else if (fc) {
+    if (x.size() != 2 || y.size() != 2 || chunk <= 0) return "fully connected overlap needs [M, K] tensors and segment_bytes";
+    const int64_t M = x[0], Kx = x[1], N = y[1];
+    for (int64_t m = 0; m < M; ++m)
+      for (int64_t c0 = 0; c0 < N; c0 += chunk) {
+        first_read.push_back(m * Kx);
+        last_write.push_back(m * N + std::min(c0 + chunk, N) - 1);
+      }
+  }
+  int64_t need = 0;
+  int64_t suffix = INT64_MAX;
+  for (size_t j = first_read.size(); j-- > 0;) {
+    if (suffix != INT64_MAX) need = std::max(need, last_write[j] - suffix + 1);
+    suffix = std::min(suffix, first_read[j]);
+  }
+  const int64_t have = in.offset - out.offset;
+  if (have < need)
+    return "the output starts " + std::to_string(have) + " bytes below the input, but the step's access order needs " +
+           std::to_string(need);
+  return "";
 }
 
 }  // namespace
@@ -71,10 +189,15 @@ VerifyResult VerifyPlan(const Plan& p) {
       }
     }
   }
-  // Dependencies.
+  // Dependencies (inside a fused step, ops run in their listed order).
+  std::unordered_map<std::string, size_t> position_in_step;
   for (int s = 0; s < n; ++s)
-    for (const auto& op : p.steps[s].ops)
-      for (const auto& in : op.inputs) {
+    for (size_t k = 0; k < p.steps[s].ops.size(); ++k)
+      for (const auto& out : p.steps[s].ops[k].outputs) position_in_step[out] = k;
+  for (int s = 0; s < n; ++s)
+    for (size_t k = 0; k < p.steps[s].ops.size(); ++k)
+      for (const auto& in : p.steps[s].ops[k].inputs) {
+        const StepOp& op = p.steps[s].ops[k];
         auto it = tensors.find(in);
         if (it == tensors.end()) {
           err("step " + std::to_string(s) + " op '" + op.name + "' reads unknown tensor '" + in + "'");
@@ -85,7 +208,7 @@ VerifyResult VerifyPlan(const Plan& p) {
         auto pr = produced_at.find(in);
         if (pr == produced_at.end())
           err("op '" + op.name + "' reads '" + in + "', which no step produces");
-        else if (pr->second >= s)
+        else if (pr->second > s || (pr->second == s && position_in_step[in] >= k))
           err("dependency violated: step " + std::to_string(s) + " op '" + op.name + "' reads '" + in +
               "', produced at step " + std::to_string(pr->second));
       }
@@ -121,12 +244,28 @@ VerifyResult VerifyPlan(const Plan& p) {
     used[b.level] = std::max(used[b.level], b.offset + b.bytes);
     buffers_of[b.tensor].push_back(&b);
   }
+  // Fused intermediates: tensors produced and entirely consumed inside one multi-op step (a fused
+  // group computes them tile by tile in its workspace) need no buffer of their own.
+  std::set<std::string> fused;
+  for (int s = 0; s < n; ++s) {
+    if (p.steps[s].ops.size() < 2) continue;
+    std::set<std::string> names;
+    for (const auto& op : p.steps[s].ops) names.insert(op.name);
+    for (const auto& op : p.steps[s].ops)
+      for (const auto& out : op.outputs) {
+        auto t = tensors.find(out);
+        if (t == tensors.end() || t->second->kind != "activation" || t->second->consumers.empty()) continue;
+        bool inside = true;
+        for (const auto& c : t->second->consumers) inside = inside && names.count(c);
+        if (inside) fused.insert(out);
+      }
+  }
   // Residency: every input and output of a step is covered by a buffer of its storage tensor.
   for (int s = 0; s < n; ++s)
     for (const auto& op : p.steps[s].ops) {
       for (int io = 0; io < 2; ++io)
         for (const auto& name : io == 0 ? op.inputs : op.outputs) {
-          if (!tensors.count(name)) continue;
+          if (!tensors.count(name) || fused.count(name)) continue;
           std::string root = root_of(name);
           bool ok = false;
           for (const Buffer* b : buffers_of[root])
@@ -271,6 +410,17 @@ VerifyResult VerifyPlan(const Plan& p) {
         continue;
       }
       const Buffer& a = *ob->second;
+      if (o.reason == "segment-overlap") {
+        std::string why = o.shift != b.offset - a.offset ? "declared shift " + std::to_string(o.shift) + " is not the offsets' difference " + std::to_string(b.offset - a.offset)
+                                                         : CheckSegmentOverlap(p, tensors, a, b);
+        if (!why.empty()) {
+          err(what + ": " + why);
+          continue;
+        }
+        allowed.insert({b.tensor, o.tensor});
+        allowed.insert({o.tensor, b.tensor});
+        continue;
+      }
       if (o.reason != "inplace-elementwise" && o.reason != "inplace-depthwise") {
         err(what + ": unknown reason '" + o.reason + "'");
         continue;

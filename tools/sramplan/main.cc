@@ -19,6 +19,7 @@
 #include "report/report.h"
 #include "support/strings.h"
 #include "target/target.h"
+#include "codegen_cmd.h"
 
 namespace sp = sramplan;
 
@@ -439,9 +440,10 @@ int main(int argc, char** argv) {
 
   std::string plan_file;
   auto* check = app.add_subcommand("check-plan", "run the independent verifier on a plan JSON file");
+  auto* codegen = sp::cli::AddCodegenCommand(&app);
   check->add_option("plan", plan_file, "plan.json written by sramplan plan --json")->required();
 
-  for (auto* sub : {targets, inspect, plan, verify, place, check}) {
+  for (auto* sub : {targets, inspect, plan, verify, place, check, codegen}) {
     sub->add_flag("-q,--quiet", quiet, "print only results");
     sub->add_flag("-v,--verbose", verbose, "print progress and timings to stderr");
   }
@@ -449,9 +451,9 @@ int main(int argc, char** argv) {
   if (argc >= 2 && argv[1][0] != '-') {
     std::string cmd = argv[1];
     bool known = false;
-    for (auto* sub : {targets, inspect, plan, verify, place, check}) known = known || sub->get_name() == cmd;
+    for (auto* sub : {targets, inspect, plan, verify, place, check, codegen}) known = known || sub->get_name() == cmd;
     if (!known) {
-      std::cerr << "error: unknown command '" << cmd << "'; commands: targets, inspect, plan, verify, place, check-plan "
+      std::cerr << "error: unknown command '" << cmd << "'; commands: targets, inspect, plan, verify, place, check-plan, codegen "
                 << "(sramplan --help)\n";
       return 1;
     }
@@ -469,5 +471,6 @@ int main(int argc, char** argv) {
   if (*verify) return CmdVerify(verify_flags, vf);
   if (*place) return CmdPlace(place_flags);
   if (*check) return CmdCheckPlan(plan_file);
+  if (*codegen) return sp::cli::RunCodegenCommand(verbosity);
   return 1;
 }

@@ -1,0 +1,554 @@
+/* sramplan runtime: segment-aware int8 kernels on a circular pool (integer-only, MCU-safe).
+ * See sramplan_rt_seg.h for the pool, the placement contract and the access order.
+ *
+ * sramplan_rt_seg_sim.c (host only) #includes this file with SP_SEG_TRACING defined: the
+ * SP_SEG_TR_* hooks then record every pool access (logical byte offsets in the input / output
+ * tensor) and the kernels are renamed by SP_SEG_FN, so the shift simulation replays exactly the
+ * loops below. In the MCU build the hooks expand to nothing. */
+#include <string.h>
+
+#include "sp_internal.h"
+#include "sramplan_rt_seg.h"
+
+#ifndef SP_SEG_TRACING
+#define SP_SEG_TR_READ(off, n) ((void)0)
+#define SP_SEG_TR_WRITE(off, n) ((void)0)
+#define SP_SEG_FN(name) name
+#define SP_SEG_LINKAGE
+#endif
+
+/* ---- Small helpers --------------------------------------------------------------------------- */
+
+/* (start + off) mod size for 0 <= start < size, 0 <= off < size. */
+static inline int32_t seg_pos(int32_t start, int32_t off, int32_t size) {
+  const int32_t a = start + off;
+  return a >= size ? a - size : a;
+}
+
+static inline int32_t seg_dot(const int8_t* x, const int8_t* w, int32_t n, int32_t in_off) {
+  int32_t acc = 0, i;
+  for (i = 0; i < n; ++i) acc += ((int32_t)x[i] + in_off) * (int32_t)w[i];
+  return acc;
+}
+
+static inline int8_t seg_requant(int32_t acc, const sp_requant_t* rq, int32_t out_zp,
+                                 int32_t act_min, int32_t act_max) {
+  const int32_t v = sp_mbqm(acc, rq->multiplier, rq->shift) + out_zp;
+  return (int8_t)sp_clamp_i32(v, act_min, act_max);
+}
+
+/* TFLite int8 Add, exactly as sp_add_s8. */
+static inline int8_t seg_add(int32_t a, int32_t b, const sp_add_s8_params_t* p) {
+  const int32_t x1 = (a - p->in1_zp) * (1 << p->left_shift);
+  const int32_t x2 = (b - p->in2_zp) * (1 << p->left_shift);
+  const int32_t s1 = sp_mbqm(x1, p->in1_rq.multiplier, p->in1_rq.shift);
+  const int32_t s2 = sp_mbqm(x2, p->in2_rq.multiplier, p->in2_rq.shift);
+  const int32_t v = sp_mbqm(s1 + s2, p->out_rq.multiplier, p->out_rq.shift) + p->out_zp;
+  return (int8_t)sp_clamp_i32(v, p->act_min, p->act_max);
+}
+
+static int32_t seg_out_dim(int32_t in, int32_t pb, int32_t pe, int32_t k, int32_t d, int32_t s) {
+  const int32_t span = in + pb + pe - d * (k - 1) - 1;
+  return span < 0 ? 0 : span / s + 1;
+}
+
+/* Pool sizes and the placement contract; *size = pool bytes. */
+static sp_status_t seg_pool_check(const sp_seg_pool_t* pool, int32_t in_start, int32_t out_start,
+                                  int32_t in_bytes, int32_t out_bytes, int32_t* size) {
+  int32_t shift;
+  if (pool == 0 || pool->base == 0 || pool->pool_segments < 1 || pool->segment_bytes < 1 ||
+      pool->pool_segments > ((int32_t)1 << 30) / pool->segment_bytes)
+    return SP_BAD_ARGUMENT;
+  *size = pool->pool_segments * pool->segment_bytes;
+  if (in_start < 0 || in_start >= *size || out_start < 0 || out_start >= *size)
+    return SP_BAD_ARGUMENT;
+  shift = in_start - out_start;
+  if (shift < 0) shift += *size;
+  if (in_bytes > *size || out_bytes > *size || shift > *size - in_bytes) return SP_BAD_ARGUMENT;
+  return SP_OK;
+}
+
+static int seg_layer_ok(const sp_seg_layer_s8_t* l) {
+  return l != 0 && l->weights != 0 && l->rq != 0 && l->act_min >= -128 && l->act_max <= 127 &&
+         l->act_min <= l->act_max;
+}
+
+/* Positive dims, product below 2^30. */
+static int seg_bytes_ok(int32_t a, int32_t b, int32_t c, int32_t* bytes) {
+  if (a < 1 || b < 1 || c < 1) return 0;
+  if (a > ((int32_t)1 << 30) / b) return 0;
+  if (a * b > ((int32_t)1 << 30) / c) return 0;
+  *bytes = a * b * c;
+  return 1;
+}
+
+#ifndef SP_SEG_TRACING
+int32_t sp_seg_start(const sp_seg_pool_t* pool, int32_t segment) {
+  int32_t g;
+  if (pool == 0 || pool->pool_segments < 1) return 0;
+  g = segment % pool->pool_segments;
+  if (g < 0) g += pool->pool_segments;
+  return g * pool->segment_bytes;
+}
+
+int32_t sp_seg_conv_out_h(const sp_seg_conv_shape_t* s) {
+  if (s->stride_h < 1 || s->dilation_h < 1) return 0;
+  return seg_out_dim(s->h, s->pad_top, s->pad_bottom, s->r, s->dilation_h, s->stride_h);
+}
+int32_t sp_seg_conv_out_w(const sp_seg_conv_shape_t* s) {
+  if (s->stride_w < 1 || s->dilation_w < 1) return 0;
+  return seg_out_dim(s->w, s->pad_left, s->pad_right, s->s, s->dilation_w, s->stride_w);
+}
+int32_t sp_seg_bottleneck_out_h(const sp_seg_bottleneck_shape_t* s) {
+  if (s->stride_h < 1) return 0;
+  return seg_out_dim(s->h, s->pad_top, s->pad_bottom, s->r, 1, s->stride_h);
+}
+int32_t sp_seg_bottleneck_out_w(const sp_seg_bottleneck_shape_t* s) {
+  if (s->stride_w < 1) return 0;
+  return seg_out_dim(s->w, s->pad_left, s->pad_right, s->s, 1, s->stride_w);
+}
+int32_t sp_seg_bottleneck_workspace_bytes(const sp_seg_bottleneck_shape_t* s) {
+  const int32_t cmid = s->has_expand ? s->c_mid : s->c_in;
+  return (s->r * s->s + 1) * cmid + (s->has_residual ? s->c_out : 0);
+}
+#endif
+
+/* ---- One output row from one input row (FC row, pointwise pixel) ------------------------------
+ * for k: { read in[0..kin); write out[k] }. The input row is x1[0..n1) ++ x2[0..n2) (split at the
+ * pool end); `count` outputs go to dst[0..count) with weights w (kin per output), bias, rq already
+ * offset to the first of them. tr_in / tr_out: logical offsets (tracing only). */
+static inline void seg_row_part(const int8_t* x1, int32_t n1, const int8_t* x2, int32_t n2,
+                                const int8_t* w, int32_t kin, const int32_t* bias,
+                                const sp_requant_t* rq, int32_t in_off, int32_t out_zp,
+                                int32_t act_min, int32_t act_max, int8_t* dst, int32_t count,
+                                int32_t tr_in, int32_t tr_out) {
+  int32_t k;
+  (void)tr_in;
+  (void)tr_out;
+  for (k = 0; k < count; ++k) {
+    int32_t acc;
+    SP_SEG_TR_READ(tr_in, kin);
+    acc = seg_dot(x1, w, n1, in_off);
+    if (n2) acc += seg_dot(x2, w + n1, n2, in_off);
+    if (bias) acc += bias[k];
+    dst[k] = seg_requant(acc, &rq[k], out_zp, act_min, act_max);
+    SP_SEG_TR_WRITE(tr_out + k, 1);
+    w += kin;
+  }
+}
+
+/* in_pos / out_pos: pool positions of the rows. */
+static inline void seg_row_s8(int8_t* base, int32_t size, int32_t in_pos, int32_t kin,
+                              int32_t out_pos, int32_t nout, const sp_seg_layer_s8_t* l,
+                              int32_t tr_in, int32_t tr_out) {
+  /* Layer fields in locals: a store through dst (int8_t) could alias *l otherwise. */
+  const int32_t n1 = SP_MIN(kin, size - in_pos);
+  const int32_t o1 = SP_MIN(nout, size - out_pos);
+  const int32_t in_off = -l->in_zp;
+  const int8_t* const w = l->weights;
+  const int32_t* const bias = l->bias;
+  const sp_requant_t* const rq = l->rq;
+  const int32_t out_zp = l->out_zp, act_min = l->act_min, act_max = l->act_max;
+  if (n1 == kin && o1 == nout) { /* the common case: nothing wraps (n2 = 0 is a constant) */
+    seg_row_part(base + in_pos, kin, base, 0, w, kin, bias, rq, in_off, out_zp, act_min, act_max,
+                 base + out_pos, nout, tr_in, tr_out);
+    return;
+  }
+  seg_row_part(base + in_pos, n1, base, kin - n1, w, kin, bias, rq, in_off, out_zp, act_min,
+               act_max, base + out_pos, o1, tr_in, tr_out);
+  if (o1 < nout) /* the output row wraps: the rest starts at the pool's beginning */
+    seg_row_part(base + in_pos, n1, base, kin - n1, w + o1 * kin, kin, bias ? bias + o1 : 0,
+                 rq + o1, in_off, out_zp, act_min, act_max, base, nout - o1, tr_in, tr_out + o1);
+}
+
+SP_SEG_LINKAGE sp_status_t SP_SEG_FN(sp_seg_fully_connected_s8)(const sp_seg_pool_t* pool,
+                                                                int32_t in_start, int32_t out_start,
+                                                                const sp_seg_fc_shape_t* shape,
+                                                                const sp_seg_layer_s8_t* layer) {
+  int32_t size, in_bytes, out_bytes, m;
+  sp_status_t st;
+  if (shape == 0 || !seg_layer_ok(layer) || !seg_bytes_ok(shape->m, shape->k, 1, &in_bytes) ||
+      !seg_bytes_ok(shape->m, shape->n, 1, &out_bytes))
+    return SP_BAD_ARGUMENT;
+  st = seg_pool_check(pool, in_start, out_start, in_bytes, out_bytes, &size);
+  if (st != SP_OK) return st;
+  for (m = 0; m < shape->m; ++m) {
+    seg_row_s8(pool->base, size, seg_pos(in_start, m * shape->k, size), shape->k,
+               seg_pos(out_start, m * shape->n, size), shape->n, layer, m * shape->k, m * shape->n);
+  }
+  return SP_OK;
+}
+
+/* Conv-family shape check; fills the output dims and byte counts. */
+static sp_status_t seg_conv_check(const sp_seg_pool_t* pool, int32_t in_start, int32_t out_start,
+                                  const sp_seg_conv_shape_t* s, const sp_seg_layer_s8_t* layer,
+                                  int32_t* oh, int32_t* ow, int32_t* size) {
+  int32_t in_bytes, out_bytes;
+  if (s == 0 || !seg_layer_ok(layer) || s->r < 1 || s->s < 1 || s->r * s->s > SP_SEG_MAX_TAPS ||
+      s->stride_h < 1 || s->stride_w < 1 || s->dilation_h < 1 || s->dilation_w < 1 ||
+      s->pad_top < 0 || s->pad_left < 0 || s->pad_bottom < 0 || s->pad_right < 0)
+    return SP_BAD_ARGUMENT;
+  *oh = seg_out_dim(s->h, s->pad_top, s->pad_bottom, s->r, s->dilation_h, s->stride_h);
+  *ow = seg_out_dim(s->w, s->pad_left, s->pad_right, s->s, s->dilation_w, s->stride_w);
+  if (!seg_bytes_ok(s->h, s->w, s->c_in, &in_bytes) ||
+      !seg_bytes_ok(*oh, *ow, s->c_out, &out_bytes))
+    return SP_BAD_ARGUMENT;
+  return seg_pool_check(pool, in_start, out_start, in_bytes, out_bytes, size);
+}
+
+SP_SEG_LINKAGE sp_status_t SP_SEG_FN(sp_seg_pointwise_s8)(const sp_seg_pool_t* pool,
+                                                          int32_t in_start, int32_t out_start,
+                                                          const sp_seg_conv_shape_t* shape,
+                                                          const sp_seg_layer_s8_t* layer) {
+  int32_t oh, ow, OH, OW, size;
+  const sp_status_t st = seg_conv_check(pool, in_start, out_start, shape, layer, &OH, &OW, &size);
+  if (st != SP_OK) return st;
+  if (shape->r != 1 || shape->s != 1 || shape->pad_top || shape->pad_left || shape->pad_bottom ||
+      shape->pad_right)
+    return SP_BAD_ARGUMENT;
+  for (oh = 0; oh < OH; ++oh) {
+    const int32_t in_row = oh * shape->stride_h * shape->w;
+    for (ow = 0; ow < OW; ++ow) {
+      const int32_t in_off = (in_row + ow * shape->stride_w) * shape->c_in;
+      const int32_t out_off = (oh * OW + ow) * shape->c_out;
+      seg_row_s8(pool->base, size, seg_pos(in_start, in_off, size), shape->c_in,
+                 seg_pos(out_start, out_off, size), shape->c_out, layer, in_off, out_off);
+    }
+  }
+  return SP_OK;
+}
+
+typedef struct {
+  int32_t pos;  /* pool position of the tap's input pixel (or of its channel c0) */
+  int32_t n1;   /* bytes before the pool end (the rest continues at the pool's beginning) */
+  int32_t woff; /* weight offset of the tap */
+  int32_t tr;   /* logical input offset (tracing) */
+} seg_tap_t;
+
+SP_SEG_LINKAGE sp_status_t SP_SEG_FN(sp_seg_conv_s8)(const sp_seg_pool_t* pool, int32_t in_start,
+                                                     int32_t out_start,
+                                                     const sp_seg_conv_shape_t* shape,
+                                                     const sp_seg_layer_s8_t* layer) {
+  seg_tap_t taps[SP_SEG_MAX_TAPS];
+  int32_t oh, ow, OH, OW, size, r, s, t, k, ntap;
+  int8_t* const base = pool ? pool->base : 0;
+  const sp_status_t st = seg_conv_check(pool, in_start, out_start, shape, layer, &OH, &OW, &size);
+  if (st != SP_OK) return st;
+  if (shape->r == 1 && shape->s == 1 && !shape->pad_top && !shape->pad_left && !shape->pad_bottom &&
+      !shape->pad_right)
+    return SP_SEG_FN(sp_seg_pointwise_s8)(pool, in_start, out_start, shape, layer);
+  {
+    const int32_t C = shape->c_in, K = shape->c_out, H = shape->h, W = shape->w;
+    const int32_t wk_stride = shape->r * shape->s * C;
+    const int32_t in_off = -layer->in_zp;
+    const int8_t* const w = layer->weights;
+    const int32_t* const bias = layer->bias;
+    const sp_requant_t* const rq = layer->rq;
+    const int32_t out_zp = layer->out_zp, act_min = layer->act_min, act_max = layer->act_max;
+    for (oh = 0; oh < OH; ++oh) {
+      const int32_t ih0 = oh * shape->stride_h - shape->pad_top;
+      for (ow = 0; ow < OW; ++ow) {
+        const int32_t iw0 = ow * shape->stride_w - shape->pad_left;
+        const int32_t out_off = (oh * OW + ow) * K;
+        const int32_t out_pos = seg_pos(out_start, out_off, size);
+        int8_t* dst = base + out_pos;
+        int32_t kb = 0, kend = SP_MIN(K, size - out_pos);
+        ntap = 0;
+        for (r = 0; r < shape->r; ++r) {
+          const int32_t ih = ih0 + r * shape->dilation_h;
+          if (ih < 0 || ih >= H) continue;
+          for (s = 0; s < shape->s; ++s) {
+            const int32_t iw = iw0 + s * shape->dilation_w;
+            int32_t off;
+            if (iw < 0 || iw >= W) continue;
+            off = (ih * W + iw) * C;
+            taps[ntap].pos = seg_pos(in_start, off, size);
+            taps[ntap].n1 = SP_MIN(C, size - taps[ntap].pos);
+            taps[ntap].woff = (r * shape->s + s) * C;
+            taps[ntap].tr = off;
+            ++ntap;
+          }
+        }
+        k = 0;
+        for (;;) {
+          for (; k < kend; ++k) {
+            const int8_t* wk = w + k * wk_stride;
+            int32_t acc = 0;
+            for (t = 0; t < ntap; ++t) {
+              const int8_t* wt = wk + taps[t].woff;
+              const int32_t n1 = taps[t].n1;
+              SP_SEG_TR_READ(taps[t].tr, C);
+              acc += seg_dot(base + taps[t].pos, wt, n1, in_off);
+              if (n1 < C) acc += seg_dot(base, wt + n1, C - n1, in_off);
+            }
+            if (bias) acc += bias[k];
+            dst[k - kb] = seg_requant(acc, &rq[k], out_zp, act_min, act_max);
+            SP_SEG_TR_WRITE(out_off + k, 1);
+          }
+          if (k >= K) break;
+          dst = base;
+          kb = k;
+          kend = K;
+        }
+      }
+    }
+  }
+  return SP_OK;
+}
+
+SP_SEG_LINKAGE sp_status_t SP_SEG_FN(sp_seg_depthwise_s8)(const sp_seg_pool_t* pool,
+                                                          int32_t in_start, int32_t out_start,
+                                                          const sp_seg_conv_shape_t* shape,
+                                                          const sp_seg_layer_s8_t* layer) {
+  seg_tap_t taps[SP_SEG_MAX_TAPS];
+  int32_t acc[SP_SEG_DW_CHUNK];
+  int32_t oh, ow, OH, OW, size, r, s, t, i, c0, ntap;
+  int8_t* const base = pool ? pool->base : 0;
+  const sp_status_t st = seg_conv_check(pool, in_start, out_start, shape, layer, &OH, &OW, &size);
+  if (st != SP_OK) return st;
+  if (shape->c_out != shape->c_in) return SP_BAD_ARGUMENT;
+  {
+    const int32_t C = shape->c_in, H = shape->h, W = shape->w;
+    const int32_t in_off = -layer->in_zp;
+    const int8_t* const w = layer->weights;
+    const int32_t* const bias = layer->bias;
+    const sp_requant_t* const rq = layer->rq;
+    const int32_t out_zp = layer->out_zp, act_min = layer->act_min, act_max = layer->act_max;
+    for (oh = 0; oh < OH; ++oh) {
+      const int32_t ih0 = oh * shape->stride_h - shape->pad_top;
+      for (ow = 0; ow < OW; ++ow) {
+        const int32_t iw0 = ow * shape->stride_w - shape->pad_left;
+        const int32_t out_off = (oh * OW + ow) * C;
+        ntap = 0;
+        for (r = 0; r < shape->r; ++r) {
+          const int32_t ih = ih0 + r * shape->dilation_h;
+          if (ih < 0 || ih >= H) continue;
+          for (s = 0; s < shape->s; ++s) {
+            const int32_t iw = iw0 + s * shape->dilation_w;
+            if (iw < 0 || iw >= W) continue;
+            taps[ntap].tr = (ih * W + iw) * C;
+            taps[ntap].woff = (r * shape->s + s) * C;
+            ++ntap;
+          }
+        }
+        for (c0 = 0; c0 < C; c0 += SP_SEG_DW_CHUNK) {
+          const int32_t n = SP_MIN(SP_SEG_DW_CHUNK, C - c0);
+          int32_t pos, n1;
+          int8_t* dst;
+          for (i = 0; i < n; ++i) acc[i] = 0;
+          for (t = 0; t < ntap; ++t) {
+            const int8_t* wt = w + taps[t].woff + c0;
+            const int8_t* x;
+            pos = seg_pos(in_start, taps[t].tr + c0, size);
+            n1 = SP_MIN(n, size - pos);
+            x = base + pos;
+            SP_SEG_TR_READ(taps[t].tr + c0, n);
+            for (i = 0; i < n1; ++i) acc[i] += ((int32_t)x[i] + in_off) * (int32_t)wt[i];
+            for (; i < n; ++i) acc[i] += ((int32_t)base[i - n1] + in_off) * (int32_t)wt[i];
+          }
+          if (bias) {
+            for (i = 0; i < n; ++i) acc[i] += bias[c0 + i];
+          }
+          pos = seg_pos(out_start, out_off + c0, size);
+          n1 = SP_MIN(n, size - pos);
+          dst = base + pos;
+          for (i = 0; i < n1; ++i)
+            dst[i] = seg_requant(acc[i], &rq[c0 + i], out_zp, act_min, act_max);
+          for (; i < n; ++i)
+            base[i - n1] = seg_requant(acc[i], &rq[c0 + i], out_zp, act_min, act_max);
+          SP_SEG_TR_WRITE(out_off + c0, n);
+        }
+      }
+    }
+  }
+  return SP_OK;
+}
+
+/* ---- Fused inverted bottleneck ------------------------------------------------------------ */
+
+/* Expands one input pixel (C_in bytes at pool position pos) into slot (C_mid bytes). */
+static void seg_expand_pixel(const int8_t* base, int32_t size, int32_t pos, int32_t cin,
+                             const sp_seg_layer_s8_t* ex, int32_t cmid, int8_t* slot) {
+  const int8_t* x1 = base + pos;
+  const int32_t n1 = SP_MIN(cin, size - pos);
+  const int32_t n2 = cin - n1;
+  int32_t m;
+  if (ex == 0) { /* no expansion: the pixel itself */
+    memcpy(slot, x1, (size_t)n1);
+    if (n2) memcpy(slot + n1, base, (size_t)n2);
+    return;
+  }
+  {
+    const int32_t in_off = -ex->in_zp;
+    const int8_t* const w = ex->weights;
+    const int32_t* const bias = ex->bias;
+    const sp_requant_t* const rq = ex->rq;
+    const int32_t out_zp = ex->out_zp, act_min = ex->act_min, act_max = ex->act_max;
+    for (m = 0; m < cmid; ++m) {
+      const int8_t* wm = w + m * cin;
+      int32_t acc = seg_dot(x1, wm, n1, in_off);
+      if (n2) acc += seg_dot(base, wm + n1, n2, in_off);
+      if (bias) acc += bias[m];
+      slot[m] = seg_requant(acc, &rq[m], out_zp, act_min, act_max);
+    }
+  }
+}
+
+SP_SEG_LINKAGE sp_status_t SP_SEG_FN(sp_seg_bottleneck_s8)(const sp_seg_pool_t* pool,
+                                                           int32_t in_start, int32_t out_start,
+                                                           const sp_seg_bottleneck_shape_t* shape,
+                                                           const sp_seg_bottleneck_s8_t* params,
+                                                           int8_t* workspace,
+                                                           int32_t workspace_bytes) {
+  seg_tap_t taps[SP_SEG_MAX_TAPS];
+  int32_t OH, OW, size, in_bytes, out_bytes, cmid, ws, oh, ow, r, s, t, c, k;
+  const sp_seg_layer_s8_t* ex;
+  sp_status_t st;
+  if (shape == 0 || params == 0 || workspace == 0) return SP_BAD_ARGUMENT;
+  if (shape->r < 1 || shape->s < 1 || shape->r * shape->s > SP_SEG_MAX_TAPS ||
+      shape->stride_h < 1 || shape->stride_w < 1 || shape->pad_top < 0 || shape->pad_left < 0 ||
+      shape->pad_bottom < 0 || shape->pad_right < 0)
+    return SP_BAD_ARGUMENT;
+  if (!seg_layer_ok(&params->depthwise) || !seg_layer_ok(&params->project) ||
+      (shape->has_expand && !seg_layer_ok(&params->expand)))
+    return SP_BAD_ARGUMENT;
+  cmid = shape->has_expand ? shape->c_mid : shape->c_in;
+  if (!shape->has_expand && shape->c_mid != shape->c_in) return SP_BAD_ARGUMENT;
+  OH = seg_out_dim(shape->h, shape->pad_top, shape->pad_bottom, shape->r, 1, shape->stride_h);
+  OW = seg_out_dim(shape->w, shape->pad_left, shape->pad_right, shape->s, 1, shape->stride_w);
+  if (!seg_bytes_ok(shape->h, shape->w, shape->c_in, &in_bytes) ||
+      !seg_bytes_ok(OH, OW, shape->c_out, &out_bytes) || cmid < 1 ||
+      cmid > ((int32_t)1 << 24) / (shape->r * shape->s + 1))
+    return SP_BAD_ARGUMENT;
+  if ((params->residual != 0) != (shape->has_residual != 0)) return SP_BAD_ARGUMENT;
+  if (shape->has_residual) {
+    const sp_add_s8_params_t* p = params->residual;
+    if (shape->c_in != shape->c_out || OH != shape->h || OW != shape->w || p->left_shift < 0 ||
+        p->left_shift > 22 || p->act_min < -128 || p->act_max > 127 || p->act_min > p->act_max)
+      return SP_BAD_ARGUMENT;
+  }
+  ws = (shape->r * shape->s + 1) * cmid + (shape->has_residual ? shape->c_out : 0);
+  if (workspace_bytes < ws) return SP_BAD_ARGUMENT;
+  st = seg_pool_check(pool, in_start, out_start, in_bytes, out_bytes, &size);
+  if (st != SP_OK) return st;
+  ex = shape->has_expand ? &params->expand : 0;
+  {
+    int8_t* const base = pool->base;
+    const int32_t H = shape->h, W = shape->w, R = shape->r, S = shape->s;
+    const int32_t CI = shape->c_in, CO = shape->c_out;
+    int8_t* const wsB = workspace;                /* R*S slots of C_mid: slot r*S + iw%S */
+    int8_t* const wsC = workspace + R * S * cmid; /* depthwise result, C_mid */
+    int8_t* const wsD = wsC + cmid;               /* projected pixel, C_out (residual only) */
+    /* Layer fields in locals (stores through int8_t pointers could alias *params). */
+    const int8_t* const dw_w = params->depthwise.weights;
+    const int32_t* const dw_bias = params->depthwise.bias;
+    const sp_requant_t* const dw_rq = params->depthwise.rq;
+    const int32_t dw_in_off = -params->depthwise.in_zp, dw_zp = params->depthwise.out_zp;
+    const int32_t dw_min = params->depthwise.act_min, dw_max = params->depthwise.act_max;
+    const int8_t* const pj_w = params->project.weights;
+    const int32_t* const pj_bias = params->project.bias;
+    const sp_requant_t* const pj_rq = params->project.rq;
+    const int32_t pj_in_off = -params->project.in_zp, pj_zp = params->project.out_zp;
+    const int32_t pj_min = params->project.act_min, pj_max = params->project.act_max;
+    sp_add_s8_params_t ap;
+    if (shape->has_residual)
+      ap = *params->residual;
+    else
+      memset(&ap, 0, sizeof(ap));
+    for (oh = 0; oh < OH; ++oh) {
+      const int32_t ih0 = oh * shape->stride_h - shape->pad_top;
+      int32_t cached_lo = 0, cached_hi = 0; /* columns [lo, hi) of the cache are valid */
+      for (ow = 0; ow < OW; ++ow) {
+        const int32_t iw0 = ow * shape->stride_w - shape->pad_left;
+        const int32_t out_off = (oh * OW + ow) * CO;
+        int32_t ntap = 0;
+        /* 1. Load + expand the window columns that are not cached yet. */
+        for (s = 0; s < S; ++s) {
+          const int32_t iw = iw0 + s;
+          if (iw < 0 || iw >= W || (iw >= cached_lo && iw < cached_hi)) continue;
+          for (r = 0; r < R; ++r) {
+            const int32_t ih = ih0 + r;
+            int32_t off;
+            if (ih < 0 || ih >= H) continue;
+            off = (ih * W + iw) * CI;
+            SP_SEG_TR_READ(off, CI);
+            seg_expand_pixel(base, size, seg_pos(in_start, off, size), CI, ex, cmid,
+                             wsB + (r * S + iw % S) * cmid);
+          }
+        }
+        cached_lo = iw0;
+        cached_hi = iw0 + S;
+        /* 2. Depthwise on the workspace (padding taps skipped). */
+        for (r = 0; r < R; ++r) {
+          const int32_t ih = ih0 + r;
+          if (ih < 0 || ih >= H) continue;
+          for (s = 0; s < S; ++s) {
+            const int32_t iw = iw0 + s;
+            if (iw < 0 || iw >= W) continue;
+            taps[ntap].pos = (r * S + iw % S) * cmid;
+            taps[ntap].woff = (r * S + s) * cmid;
+            ++ntap;
+          }
+        }
+        for (c = 0; c < cmid; ++c) {
+          int32_t acc = 0;
+          for (t = 0; t < ntap; ++t) {
+            acc += ((int32_t)wsB[taps[t].pos + c] + dw_in_off) * (int32_t)dw_w[taps[t].woff + c];
+          }
+          if (dw_bias) acc += dw_bias[c];
+          wsC[c] = seg_requant(acc, &dw_rq[c], dw_zp, dw_min, dw_max);
+        }
+        /* 3. Project; 4. store (with the residual add). */
+        {
+          const int32_t opos = seg_pos(out_start, out_off, size);
+          const int32_t on1 = SP_MIN(CO, size - opos);
+          if (!shape->has_residual) {
+            int8_t* dst = base + opos;
+            int32_t kb = 0, kend = on1;
+            k = 0;
+            for (;;) {
+              for (; k < kend; ++k) {
+                int32_t acc = seg_dot(wsC, pj_w + k * cmid, cmid, pj_in_off);
+                if (pj_bias) acc += pj_bias[k];
+                dst[k - kb] = seg_requant(acc, &pj_rq[k], pj_zp, pj_min, pj_max);
+                SP_SEG_TR_WRITE(out_off + k, 1);
+              }
+              if (k >= CO) break;
+              dst = base;
+              kb = k;
+              kend = CO;
+            }
+          } else {
+            const int32_t in_off = (oh * W + ow) * CI; /* the residual pixel (stride 1) */
+            int32_t ipos = seg_pos(in_start, in_off, size);
+            int32_t o = opos;
+            for (k = 0; k < CO; ++k) {
+              int32_t acc = seg_dot(wsC, pj_w + k * cmid, cmid, pj_in_off);
+              if (pj_bias) acc += pj_bias[k];
+              wsD[k] = seg_requant(acc, &pj_rq[k], pj_zp, pj_min, pj_max);
+            }
+            /* Runs that wrap neither in the input nor in the output pixel (at most 3). */
+            k = 0;
+            while (k < CO) {
+              const int32_t len = SP_MIN(CO - k, SP_MIN(size - ipos, size - o));
+              const int8_t* a = base + ipos;
+              int8_t* e = base + o;
+              int32_t i;
+              for (i = 0; i < len; ++i) {
+                SP_SEG_TR_READ(in_off + k + i, 1);
+                e[i] = seg_add(a[i], wsD[k + i], &ap);
+                SP_SEG_TR_WRITE(out_off + k + i, 1);
+              }
+              k += len;
+              ipos += len;
+              if (ipos >= size) ipos -= size;
+              o += len;
+              if (o >= size) o -= size;
+            }
+          }
+        }
+      }
+    }
+  }
+  return SP_OK;
+}

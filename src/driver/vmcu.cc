@@ -1,0 +1,388 @@
+// The vmcu strategy (vMCU, issue 5): segment-level overlap of an op's output with its own input,
+// and fused inverted bottlenecks whose wide intermediates never exist in full.
+//
+// Pipeline: model order -> fused groups (pw expand -> dw -> pw project [-> + block input]) -> for
+// each step whose single data input dies there, the minimal safe shift from the ISL analysis
+// (segment/overlap.h) -> tensors that overlap chain into classes with fixed relative offsets (the
+// output `shift` bytes below its input) -> classes placed as one request each with the exact
+// placer -> plan with declared "segment-overlap" overlaps and a workspace buffer per fused group.
+// Everything else (skip connections still live, branches, pools, adds) is placed whole.
+//
+// Classes are placed as one request spanning the class's life, which is conservative for long
+// chains (the circular pool of segment/overlap.h avoids the drift; see bench/vmcu).
+#include <algorithm>
+#include <map>
+#include <numeric>
+
+#include "driver/strategy.h"
+#include "placement/optimal.h"
+#include "segment/overlap.h"
+#include "support/int_math.h"
+
+namespace sramplan::driver {
+namespace {
+
+bool IsPointwise(const ir::Graph& g, const ir::Op& op) {
+  if (op.type != "Conv" || op.attrs.GetInt("group", 1) != 1) return false;
+  auto k = op.attrs.GetInts("kernel_shape");
+  auto st = op.attrs.GetInts("strides", {1, 1});
+  auto pads = op.attrs.GetInts("pads", {0, 0, 0, 0});
+  bool zero_pads = std::all_of(pads.begin(), pads.end(), [](int64_t v) { return v == 0; });
+  return k == std::vector<int64_t>{1, 1} && st == std::vector<int64_t>{1, 1} && zero_pads &&
+         g.tensor(op.inputs[0]).shape.size() == 4;
+}
+
+bool SingleConsumer(const ir::Graph& g, ir::TensorId t) {
+  return g.tensor(t).consumers.size() == 1 && g.tensor(t).kind == ir::TensorKind::kActivation;
+}
+
+// What one plan step computes, for the overlap analysis.
+struct StepInfo {
+  std::vector<ir::OpId> ops;
+  ir::TensorId in;         // the data input that may be overwritten (invalid: none)
+  ir::TensorId out;        // the step's output
+  std::string kind;        // "bottleneck", "conv", "fc", "" (no overlap)
+  segment::AffineKernel kernel;
+  int64_t workspace = 0;   // bytes of private scratch the segment kernel needs
+};
+
+std::vector<int64_t> Ints(const ir::Op& op, const char* name, std::vector<int64_t> d) {
+  auto v = op.attrs.GetInts(name);
+  return v.empty() ? d : v;
+}
+
+// Kernel of a single Conv (NHWC, dilation 1) or FC at segment granularity; false if unsupported.
+bool SingleOpKernel(const ir::Graph& g, const ir::Op& op, StepInfo* si) {
+  if (g.layout != ir::Layout::kNHWC) return false;
+  if (op.type == "Conv") {
+    const auto& x = g.tensor(op.inputs[0]).shape;
+    const auto& y = g.tensor(op.outputs[0]).shape;
+    if (x.size() != 4 || y.size() != 4 || x[0] != 1) return false;
+    const int64_t group = op.attrs.GetInt("group", 1);
+    auto k = Ints(op, "kernel_shape", {1, 1});
+    auto st = Ints(op, "strides", {1, 1});
+    auto pads = Ints(op, "pads", {0, 0, 0, 0});
+    auto dil = Ints(op, "dilations", {1, 1});
+    if (k.size() != 2 || st.size() != 2 || pads.size() != 4 || dil != std::vector<int64_t>{1, 1}) return false;
+    StatusOr<segment::AffineKernel> kern = InvalidArgument("");
+    if (group == 1 && k == std::vector<int64_t>{1, 1} && st == std::vector<int64_t>{1, 1} && pads == std::vector<int64_t>{0, 0, 0, 0}) {
+      kern = segment::PointwiseConvKernel(x[1], x[2], x[3], y[3]);
+      si->workspace = std::min(x[3], y[3]);  // one pixel (input or output) buffered
+    } else if (group == 1 || (group == x[3] && y[3] == x[3])) {
+      segment::Conv2DParams cp;
+      cp.h = x[1];
+      cp.w = x[2];
+      cp.c_in = x[3];
+      cp.c_out = y[3];
+      cp.r = k[0];
+      cp.s = k[1];
+      cp.stride_h = st[0];
+      cp.stride_w = st[1];
+      cp.pad_top = pads[0];
+      cp.pad_left = pads[1];
+      cp.pad_bottom = pads[2];
+      cp.pad_right = pads[3];
+      kern = group == 1 ? segment::Conv2DKernel(cp) : segment::DepthwiseConvKernel(x[1], x[2], x[3], k[0], k[1], st[0], pads[0]);
+      if (group != 1 && (k[0] != k[1] || st[0] != st[1] || pads[0] != pads[1] || pads[0] != pads[2] || pads[0] != pads[3]))
+        return false;
+      si->workspace = y[3];  // one output pixel buffered
+    } else {
+      return false;
+    }
+    if (!kern.ok()) return false;
+    si->kernel = *kern;
+    si->kind = "conv";
+    return true;
+  }
+  if (op.type == "Gemm" || op.type == "MatMul") {
+    const auto& x = g.tensor(op.inputs[0]).shape;
+    const auto& y = g.tensor(op.outputs[0]).shape;
+    if (x.size() != 2 || y.size() != 2 || op.attrs.GetInt("transA", 0) != 0) return false;
+    auto kern = segment::FullyConnectedKernel(x[0], x[1], y[1]);
+    if (!kern.ok()) return false;
+    si->kernel = *kern;
+    si->kind = "fc";
+    si->workspace = kern->segment_bytes;  // one output segment accumulated before it is stored
+    return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+StatusOr<plan::Plan> RunVmcuStrategy(const ir::Graph& g, const target::Target& t, const PlanOptions& options) {
+  std::string schedule_note;
+  SP_ASSIGN_OR_RETURN(analysis::Schedule sched, ChooseSchedule(g, options, &schedule_note));
+  const int nops = static_cast<int>(sched.size());
+  // 1. Steps: fused bottlenecks where the pattern appears consecutively in the order.
+  std::vector<StepInfo> steps;
+  for (int i = 0; i < nops;) {
+    const ir::Op& a = g.op(sched[i]);
+    StepInfo si;
+    bool fused = false;
+    if (g.layout == ir::Layout::kNHWC && i + 2 < nops && IsPointwise(g, a) && SingleConsumer(g, a.outputs[0])) {
+      const ir::Op& b = g.op(sched[i + 1]);
+      const ir::Op& c = g.op(sched[i + 2]);
+      if (ir::IsDepthwiseConv(g, b) && b.inputs[0] == a.outputs[0] && SingleConsumer(g, b.outputs[0]) &&
+          IsPointwise(g, c) && c.inputs[0] == b.outputs[0]) {
+        auto k = Ints(b, "kernel_shape", {1, 1});
+        auto st = Ints(b, "strides", {1, 1});
+        auto pads = Ints(b, "pads", {0, 0, 0, 0});
+        const auto& x = g.tensor(a.inputs[0]).shape;
+        const auto& mid = g.tensor(a.outputs[0]).shape;
+        const auto& y = g.tensor(c.outputs[0]).shape;
+        const bool same_pad = k.size() == 2 && k[0] == k[1] && k[0] % 2 == 1 && pads.size() == 4 &&
+                              std::all_of(pads.begin(), pads.end(), [&](int64_t v) { return v == (k[0] - 1) / 2; }) &&
+                              st.size() == 2 && st[0] == st[1];
+        if (same_pad && x.size() == 4 && x[0] == 1) {
+          segment::BottleneckParams bp;
+          bp.h = x[1];
+          bp.w = x[2];
+          bp.c_in = x[3];
+          bp.c_mid = mid[3];
+          bp.c_out = y[3];
+          bp.r = bp.s = k[0];
+          bp.stride2 = st[0];
+          bp.residual = false;
+          si.ops = {a.id, b.id, c.id};
+          si.out = c.outputs[0];
+          // The residual add, when it follows and adds the block input.
+          if (i + 3 < nops && SingleConsumer(g, c.outputs[0])) {
+            const ir::Op& d = g.op(sched[i + 3]);
+            if (d.type == "Add" && d.inputs.size() == 2 && st[0] == 1 && x[3] == y[3] &&
+                ((d.inputs[0] == a.inputs[0] && d.inputs[1] == c.outputs[0]) ||
+                 (d.inputs[1] == a.inputs[0] && d.inputs[0] == c.outputs[0])) &&
+                g.tensor(d.outputs[0]).shape == y) {
+              bp.residual = true;
+              si.ops.push_back(d.id);
+              si.out = d.outputs[0];
+            }
+          }
+          auto kern = segment::InvertedBottleneckKernel(bp);
+          if (kern.ok()) {
+            si.kernel = *kern;
+            si.kind = "bottleneck";
+            si.in = a.inputs[0];
+            si.workspace = kern->workspace_bytes;
+            fused = true;
+          }
+        }
+      }
+    }
+    if (!fused) {
+      si = StepInfo{};
+      si.ops = {a.id};
+      if (!a.outputs.empty()) si.out = a.outputs[0];
+      if (!a.inputs.empty() && SingleOpKernel(g, a, &si)) si.in = a.inputs[0];
+    }
+    i += static_cast<int>(si.ops.size());
+    steps.push_back(std::move(si));
+  }
+  const int n = static_cast<int>(steps.size());
+  // 2. Liveness per plan step (fused intermediates own no buffer).
+  const analysis::Liveness lv = analysis::ComputeLiveness(g, sched);
+  std::vector<int> step_of_op(g.num_ops(), 0);
+  for (int s = 0; s < n; ++s)
+    for (ir::OpId id : steps[s].ops) step_of_op[id.value()] = s;
+  std::vector<int> plan_step(nops);
+  for (int i = 0; i < nops; ++i) plan_step[i] = step_of_op[sched[i].value()];
+  struct Buf {
+    ir::TensorId tensor;
+    int64_t bytes;
+    int first, last;
+  };
+  std::vector<Buf> bufs;
+  std::vector<int> buf_of(lv.buffers.size(), -1);
+  for (size_t b = 0; b < lv.buffers.size(); ++b) {
+    const auto& lb = lv.buffers[b];
+    int first = plan_step[lb.first_step], last = plan_step[lb.last_step];
+    const ir::Tensor& ten = g.tensor(lb.tensor);
+    // Produced and consumed inside one fused step: lives in the group's workspace.
+    if (first == last && steps[first].ops.size() > 1 && ten.kind == ir::TensorKind::kActivation &&
+        ten.producer.valid() && step_of_op[ten.producer.value()] == first) {
+      bool inside = true;
+      for (ir::OpId c : ten.consumers) inside = inside && step_of_op[c.value()] == first;
+      if (inside) continue;
+    }
+    buf_of[b] = static_cast<int>(bufs.size());
+    bufs.push_back({lb.tensor, AlignUp(lb.bytes, std::max<int64_t>(t.alignment, 1)), first, last});
+  }
+  auto buffer_index = [&](ir::TensorId id) {
+    int b = lv.buffer_of_tensor[id.value()];
+    return b < 0 ? -1 : buf_of[b];
+  };
+  // 3. Overlap classes: relative offsets.
+  std::vector<int> cls(bufs.size());
+  std::iota(cls.begin(), cls.end(), 0);
+  std::vector<int64_t> rel(bufs.size(), 0);
+  struct Declared {
+    int out, in;
+    int64_t shift_bytes;
+  };
+  std::vector<Declared> declared;
+  int64_t segment_saved = 0;
+  for (int s = 0; s < n; ++s) {
+    StepInfo& si = steps[s];
+    if (si.kind.empty() || !si.in.valid()) continue;
+    int xi = buffer_index(si.in), yi = buffer_index(si.out);
+    if (xi < 0 || yi < 0 || xi == yi) continue;
+    const ir::Tensor& xt = g.tensor(bufs[xi].tensor);
+    if (bufs[xi].last != s || bufs[yi].first != s || xt.kind == ir::TensorKind::kOutput ||
+        g.StorageRoot(si.in) != si.in || cls[yi] != yi)
+      continue;
+    auto an = segment::AnalyzeShift(si.kernel);
+    if (!an.ok()) continue;
+    const int64_t shift_bytes = AlignUp(an->shift * si.kernel.segment_bytes, std::max<int64_t>(t.alignment, 1));
+    if (shift_bytes >= bufs[yi].bytes) continue;  // no overlap would remain
+    // Y joins X's class, shift_bytes below X.
+    const int c = cls[xi];
+    int64_t ry = rel[xi] - shift_bytes;
+    if (ry < 0) {
+      for (size_t k = 0; k < bufs.size(); ++k)
+        if (cls[k] == c) rel[k] -= ry;
+      ry = 0;
+    }
+    cls[yi] = c;
+    rel[yi] = ry;
+    declared.push_back({yi, xi, shift_bytes});
+    segment_saved += std::min(bufs[xi].bytes, bufs[yi].bytes - shift_bytes > 0 ? bufs[yi].bytes : 0);
+  }
+  // 4. Requests: one per class (+ workspaces).
+  std::map<int, int> req_of_class;
+  std::vector<placement::BufferRequest> requests;
+  for (size_t k = 0; k < bufs.size(); ++k) {
+    auto it = req_of_class.find(cls[k]);
+    if (it == req_of_class.end()) {
+      placement::BufferRequest r;
+      r.id = static_cast<int>(requests.size());
+      r.bytes = rel[k] + bufs[k].bytes;
+      r.alignment = std::max<int64_t>(t.alignment, 1);
+      r.first_step = bufs[k].first;
+      r.last_step = bufs[k].last;
+      req_of_class[cls[k]] = r.id;
+      requests.push_back(r);
+    } else {
+      placement::BufferRequest& r = requests[it->second];
+      r.bytes = std::max(r.bytes, rel[k] + bufs[k].bytes);
+      r.first_step = std::min(r.first_step, bufs[k].first);
+      r.last_step = std::max(r.last_step, bufs[k].last);
+    }
+  }
+  std::vector<int> ws_req(n, -1);
+  for (int s = 0; s < n; ++s)
+    if (!steps[s].kind.empty() && steps[s].workspace > 0) {
+      placement::BufferRequest r;
+      r.id = static_cast<int>(requests.size());
+      r.bytes = AlignUp(steps[s].workspace, std::max<int64_t>(t.alignment, 1));
+      r.alignment = std::max<int64_t>(t.alignment, 1);
+      r.first_step = r.last_step = s;
+      ws_req[s] = r.id;
+      requests.push_back(r);
+    }
+  placement::OptimalOptions po;
+  po.time_limit_s = 30;  // a safety net; the node limit keeps plans reproducible
+  po.node_limit = 20000;
+  placement::OptimalResult placed = placement::PlaceBestOf(requests, po);
+
+  // 5. The plan.
+  plan::Plan p = PlanSkeleton(g, t, sched, "vmcu", options);
+  p.steps.clear();
+  for (int s = 0; s < n; ++s) {
+    plan::Step st;
+    st.index = s;
+    for (ir::OpId id : steps[s].ops) {
+      const ir::Op& op = g.op(id);
+      plan::StepOp so;
+      so.name = op.name;
+      so.type = PlanOpType(g, op);
+      for (ir::TensorId in : op.inputs) so.inputs.push_back(g.tensor(in).name);
+      for (ir::TensorId out : op.outputs) so.outputs.push_back(g.tensor(out).name);
+      so.attrs = PlanOpAttrs(op);
+      if (!steps[s].kind.empty()) so.attrs["segment_bytes"] = {steps[s].kernel.segment_bytes};
+      st.ops.push_back(std::move(so));
+    }
+    p.steps.push_back(std::move(st));
+  }
+  if (!schedule_note.empty()) p.notes.push_back(schedule_note);
+  const target::MemoryLevel& arena = t.levels[t.arena_level];
+  const target::MemoryLevel& wlevel = t.levels[t.weight_level];
+  std::vector<std::vector<plan::Overlap>> overlaps(bufs.size());
+  for (const auto& d : declared)
+    overlaps[d.out].push_back({g.tensor(bufs[d.in].tensor).name, "segment-overlap", -d.shift_bytes});
+  for (size_t k = 0; k < bufs.size(); ++k) {
+    const int64_t off = placed.placement.offsets[req_of_class[cls[k]]] + rel[k];
+    p.buffers.push_back({g.tensor(bufs[k].tensor).name, arena.name, off, bufs[k].bytes, bufs[k].first, bufs[k].last,
+                         overlaps[k]});
+  }
+  for (int s = 0; s < n; ++s)
+    if (ws_req[s] >= 0) {
+      const std::string name = g.op(steps[s].ops[0]).name + ".workspace";
+      p.tensors.push_back({name, requests[ws_req[s]].bytes, "scratch", "int8", {requests[ws_req[s]].bytes},
+                           g.op(steps[s].ops[0]).name, {g.op(steps[s].ops[0]).name}, ""});
+      p.buffers.push_back({name, arena.name, placed.placement.offsets[ws_req[s]], requests[ws_req[s]].bytes, s, s, {}});
+    }
+  const int last = std::max(0, n - 1);
+  int64_t wcursor = 0, weight_bytes = 0;
+  for (const ir::Tensor& ten : g.tensors()) {
+    if (ten.kind != ir::TensorKind::kConstant || ten.consumers.empty() || lv.buffer_of_tensor[ten.id.value()] >= 0) continue;
+    wcursor = AlignUp(wcursor, std::max<int64_t>(t.alignment, 1));
+    p.buffers.push_back({ten.name, wlevel.name, wcursor, ten.Bytes(), 0, last, {}});
+    wcursor += ten.Bytes();
+    weight_bytes += ten.Bytes();
+  }
+  // Metrics.
+  plan::Metrics& m = p.metrics;
+  std::vector<int64_t> live(std::max(n, 1), 0);
+  for (const auto& b : p.buffers) {
+    for (auto& l : p.levels)
+      if (l.name == b.level) l.used_bytes = std::max(l.used_bytes, b.offset + b.bytes);
+  }
+  // Lower bound of this strategy: per step, live bytes with each declared overlap pair counted as
+  // max(shift + in, out) instead of in + out.
+  for (size_t k = 0; k < bufs.size(); ++k)
+    for (int s = bufs[k].first; s <= bufs[k].last; ++s) live[s] += bufs[k].bytes;
+  for (const auto& d : declared) {
+    const int s = bufs[d.out].first;
+    live[s] -= bufs[d.in].bytes + bufs[d.out].bytes;
+    live[s] += std::max(d.shift_bytes + bufs[d.in].bytes, bufs[d.out].bytes);
+  }
+  for (int s = 0; s < n; ++s)
+    if (ws_req[s] >= 0) live[s] += requests[ws_req[s]].bytes;
+  const int64_t lower_bound = *std::max_element(live.begin(), live.end());
+  for (auto& l : p.levels) {
+    if (l.name == arena.name) l.lower_bound_bytes = lower_bound;
+    if (l.name == wlevel.name && wlevel.name != arena.name) l.lower_bound_bytes = weight_bytes;
+  }
+  for (const auto& l : p.levels) m.peak_bytes[l.name] = l.used_bytes;
+  for (const auto& l : p.levels)
+    if (l.name == arena.name) m.arena_bytes = l.used_bytes;
+  m.lower_bound_bytes = lower_bound;
+  m.overhead_pct = lower_bound > 0 ? 100.0 * static_cast<double>(m.arena_bytes - lower_bound) / static_cast<double>(lower_bound) : 0;
+  m.fits = true;
+  for (const auto& l : p.levels)
+    if (l.used_bytes > l.capacity) m.fits = false;
+  for (const ir::OpId id : sched) {
+    const ir::Op& op = g.op(id);
+    for (ir::TensorId in : op.inputs) {
+      const ir::Tensor& ten = g.tensor(in);
+      if (ten.kind == ir::TensorKind::kConstant && lv.buffer_of_tensor[in.value()] < 0) {
+        m.energy_pj += static_cast<double>(ten.Bytes()) * wlevel.read_pj_per_byte;
+        if (target::IsOffChip(wlevel.kind)) m.offchip_read_bytes += ten.Bytes();
+      } else {
+        m.energy_pj += static_cast<double>(ten.Bytes()) * arena.read_pj_per_byte;
+      }
+    }
+    if (ir::IsViewOp(op.type)) continue;
+    for (ir::TensorId out : op.outputs) m.energy_pj += static_cast<double>(g.tensor(out).Bytes()) * arena.write_pj_per_byte;
+  }
+  int groups = 0;
+  for (const auto& s : steps) groups += s.kind == "bottleneck";
+  p.notes.push_back(std::to_string(groups) + " fused inverted bottlenecks, " + std::to_string(declared.size()) +
+                    " segment overlaps (output shift bytes below its input; ISL analysis)");
+  (void)segment_saved;
+  plan::VerifyResult vr = plan::VerifyPlan(p);
+  if (!vr.ok()) return InternalError("strategy 'vmcu' produced a plan that fails verification:\n" + vr.Summary());
+  return p;
+}
+
+}  // namespace sramplan::driver

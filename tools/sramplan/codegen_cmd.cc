@@ -1,0 +1,150 @@
+#include "codegen_cmd.h"
+
+#include <chrono>
+#include <iostream>
+
+#include "codegen/codegen.h"
+#include "driver/strategy.h"
+#include "exec/quantize.h"
+#include "import/import.h"
+#include "report/report.h"
+#include "support/strings.h"
+#include "target/target.h"
+
+namespace sramplan::cli {
+namespace {
+
+struct CodegenFlags {
+  std::string model;
+  std::string target;
+  std::string strategy = "tflm";
+  std::string out;
+  std::string schedule = "model";
+  std::string dtype = "int8";
+  std::string cpu;
+  uint64_t seed = exec::kDefaultSeed;
+  int64_t stack = 4096;
+  int64_t batch = 1;
+  bool allow_unknown = false;
+};
+
+CodegenFlags& Flags() {
+  static CodegenFlags f;
+  return f;
+}
+
+int Fail(const Status& s) {
+  std::cerr << "error: " << s.message() << "\n";
+  if (s.code() == StatusCode::kOutOfMemory) return 2;
+  if (s.code() == StatusCode::kMismatch) return 3;
+  if (s.code() == StatusCode::kInternal) {
+    std::cerr << "(this is a bug in sramplan; please report it with the command line)\n";
+    return 3;
+  }
+  return 1;
+}
+
+double Ms(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+}
+
+}  // namespace
+
+CLI::App* AddCodegenCommand(CLI::App* app) {
+  CodegenFlags& f = Flags();
+  auto* cmd = app->add_subcommand(
+      "codegen",
+      "plan an int8 model and write C firmware (static arena, weights in flash, kernel calls), a "
+      "Makefile and a linker script; exit 0 fits, 2 does not fit (the link fails naming the "
+      "overflow)");
+  cmd->add_option("model", f.model, "model: .onnx, native .graph.json, or an MCUNet config .json")
+      ->required();
+  cmd->add_option("--target", f.target, "preset name, target JSON file, or sram:SIZE")->required();
+  std::string help = "strategy (default tflm):";
+  for (const auto& s : driver::Strategies()) help += "\n  " + s.name + ": " + s.description;
+  cmd->add_option("--strategy", f.strategy, help);
+  cmd->add_option("--out", f.out, "directory to write the firmware project into")->required();
+  cmd->add_option("--seed", f.seed, "seed of the generated weights and input (as verify)");
+  cmd->add_option("--stack", f.stack, "stack bytes reserved at the top of RAM (default 4096)");
+  cmd->add_option("--schedule", f.schedule, "model or minpeak")
+      ->check(CLI::IsMember({"model", "minpeak"}));
+  cmd->add_option("--batch", f.batch, "bind the symbolic batch dimension (default 1)");
+  cmd->add_option("--dtype", f.dtype, "element type; firmware is int8")
+      ->check(CLI::IsMember({"int8"}));
+  cmd->add_option("--cpu", f.cpu,
+                  "cortex-m3 (QEMU mps2-an385), cortex-m4 (mps2-an386) or cortex-m7 "
+                  "(mps2-an500); default from the target name (STM32F7/H7: cortex-m7)")
+      ->check(CLI::IsMember({"cortex-m3", "cortex-m4", "cortex-m7"}));
+  cmd->add_flag("--allow-unknown-ops", f.allow_unknown, "import unknown ONNX ops as opaque ops");
+  return cmd;
+}
+
+int RunCodegenCommand(int verbosity) {
+  const CodegenFlags& f = Flags();
+  auto log = [&](int level, const std::string& m) {
+    if (verbosity >= level) std::cerr << m << "\n";
+  };
+  if (!driver::IsStrategy(f.strategy)) {
+    std::string names;
+    for (const auto& s : driver::Strategies()) names += (names.empty() ? "" : ", ") + s.name;
+    return Fail(InvalidArgument("unknown --strategy '" + f.strategy + "'; choose one of " + names));
+  }
+  auto target = target::LoadTarget(f.target);
+  if (!target.ok()) return Fail(target.status());
+  import::ImportOptions io;
+  io.batch = f.batch;
+  io.allow_unknown_ops = f.allow_unknown;
+  auto g = import::ImportModel(f.model, io);
+  if (!g.ok()) return Fail(g.status());
+  ir::ApplyDtype(*g, ir::DataType::kInt8);
+  // Quantisation first: it names every op the int8 kernels cannot run before any planning.
+  auto t0 = std::chrono::steady_clock::now();
+  auto q = exec::QuantizeModel(*g, f.seed);
+  if (!q.ok()) return Fail(q.status());
+  log(2, "quantised in " + std::to_string(static_cast<int>(Ms(t0))) + " ms");
+  driver::PlanOptions po;
+  po.dtype_name = f.dtype;
+  po.batch = f.batch;
+  po.schedule = f.schedule;
+  t0 = std::chrono::steady_clock::now();
+  auto p = driver::RunStrategy(*g, *target, f.strategy, po);
+  if (!p.ok()) return Fail(p.status());
+  log(2, "planned (" + f.strategy + ") in " + std::to_string(static_cast<int>(Ms(t0))) + " ms");
+  codegen::CodegenOptions co;
+  co.stack_bytes = f.stack;
+  co.cpu = f.cpu;
+  co.seed = f.seed;
+  t0 = std::chrono::steady_clock::now();
+  auto fw = codegen::GenerateFirmware(*g, *p, *q, co);
+  if (!fw.ok()) return Fail(fw.status());
+  Status st = codegen::WriteFirmware(*fw, f.out);
+  if (!st.ok()) return Fail(st);
+  log(2, "generated in " + std::to_string(static_cast<int>(Ms(t0))) + " ms");
+  const bool fits = p->metrics.fits && fw->fits;
+  if (verbosity >= 1) {
+    std::cout << "codegen " << f.strategy << ": wrote " << f.out << " (" << fw->steps << " steps, "
+              << fw->kernel_calls << " kernel call sites, " << fw->cpu << " / QEMU " << fw->machine
+              << ")\n";
+    std::cout << "  RAM:   arena " << fw->arena_bytes << " B + stack " << fw->stack_bytes
+              << " B = " << fw->arena_bytes + fw->stack_bytes << " B of " << fw->ram_capacity
+              << " B" << (fw->fits ? "" : "  DOES NOT FIT") << "\n";
+    std::cout << "  FLASH: weights " << fw->weight_bytes << " B, input " << fw->input_bytes
+              << " B, tables " << fw->table_bytes << " B (+ code) of " << fw->flash_capacity
+              << " B\n";
+    std::cout << "  expected checksum " << [&] {
+      char b[16];
+      std::snprintf(b, sizeof b, "0x%08x", fw->expected_checksum);
+      return std::string(b);
+    }() << " (host arena executor)\n";
+    std::cout << "  build and run: make -C " << f.out << " run\n";
+    if (!p->metrics.fits) std::cout << report::DoesNotFitDetail(*p);
+  }
+  if (!fits) {
+    std::cerr << "the plan does not fit the target; the C is written, and linking it fails with "
+                 "\"region `RAM' overflowed\"\n";
+    return 2;
+  }
+  return 0;
+}
+
+}  // namespace sramplan::cli
