@@ -159,7 +159,9 @@ StatusOr<plan::Plan> RunVmcuStrategy(const ir::Graph& g, const target::Target& t
             }
           }
           auto kern = segment::InvertedBottleneckKernel(bp);
-          if (kern.ok()) {
+          // Fuse only when the workspace is smaller than the wide intermediate it replaces (a 7x7
+          // window over 480 channels on a 6x6 image is not).
+          if (kern.ok() && kern->workspace_bytes < g.tensor(a.outputs[0]).Bytes()) {
             si.kernel = *kern;
             si.kind = "bottleneck";
             si.in = a.inputs[0];
@@ -218,8 +220,10 @@ StatusOr<plan::Plan> RunVmcuStrategy(const ir::Graph& g, const target::Target& t
   struct Declared {
     int out, in;
     int64_t shift_bytes;
+    std::string reason = "segment-overlap";
   };
   std::vector<Declared> declared;
+  std::vector<int64_t> dw_scratch(n, 0);  // in-place depthwise: one output channel plane
   int64_t segment_saved = 0;
   for (int s = 0; s < n; ++s) {
     StepInfo& si = steps[s];
@@ -232,7 +236,21 @@ StatusOr<plan::Plan> RunVmcuStrategy(const ir::Graph& g, const target::Target& t
       continue;
     auto an = segment::AnalyzeShift(si.kernel);
     if (!an.ok()) continue;
-    const int64_t shift_bytes = AlignUp(an->shift * si.kernel.segment_bytes, std::max<int64_t>(t.alignment, 1));
+    int64_t shift_bytes = AlignUp(an->shift * si.kernel.segment_bytes, std::max<int64_t>(t.alignment, 1));
+    std::string reason = "segment-overlap";
+    // Depthwise: TinyEngine's in-place rule (output over the input, one channel plane of scratch)
+    // when it costs less than the segment shift plus its pixel buffer (vMCU: "the same results").
+    const ir::Op& op0 = g.op(si.ops[0]);
+    if (si.ops.size() == 1 && ir::IsDepthwiseConv(g, op0) && bufs[yi].bytes <= bufs[xi].bytes) {
+      const auto& ys = g.tensor(si.out).shape;
+      const int64_t plane = AlignUp(g.tensor(si.out).Bytes() / std::max<int64_t>(ys.back(), 1), 16);
+      if (plane <= shift_bytes + si.workspace) {
+        shift_bytes = 0;
+        reason = "inplace-depthwise";
+        si.workspace = 0;
+        dw_scratch[s] = plane;
+      }
+    }
     if (shift_bytes >= bufs[yi].bytes) continue;  // no overlap would remain
     // Y joins X's class, shift_bytes below X.
     const int c = cls[xi];
@@ -244,7 +262,7 @@ StatusOr<plan::Plan> RunVmcuStrategy(const ir::Graph& g, const target::Target& t
     }
     cls[yi] = c;
     rel[yi] = ry;
-    declared.push_back({yi, xi, shift_bytes});
+    declared.push_back({yi, xi, shift_bytes, reason});
     segment_saved += std::min(bufs[xi].bytes, bufs[yi].bytes - shift_bytes > 0 ? bufs[yi].bytes : 0);
   }
   // 4. Requests: one per class (+ workspaces).
@@ -269,11 +287,13 @@ StatusOr<plan::Plan> RunVmcuStrategy(const ir::Graph& g, const target::Target& t
     }
   }
   std::vector<int> ws_req(n, -1);
+  std::vector<bool> step_overlaps(n, false);
+  for (const auto& d : declared) step_overlaps[bufs[d.out].first] = true;
   for (int s = 0; s < n; ++s)
-    if (!steps[s].kind.empty() && steps[s].workspace > 0) {
+    if (step_overlaps[s] && (steps[s].workspace > 0 || dw_scratch[s] > 0)) {
       placement::BufferRequest r;
       r.id = static_cast<int>(requests.size());
-      r.bytes = AlignUp(steps[s].workspace, std::max<int64_t>(t.alignment, 1));
+      r.bytes = AlignUp(dw_scratch[s] > 0 ? dw_scratch[s] : steps[s].workspace, std::max<int64_t>(t.alignment, 1));
       r.alignment = std::max<int64_t>(t.alignment, 1);
       r.first_step = r.last_step = s;
       ws_req[s] = r.id;
@@ -298,7 +318,7 @@ StatusOr<plan::Plan> RunVmcuStrategy(const ir::Graph& g, const target::Target& t
       for (ir::TensorId in : op.inputs) so.inputs.push_back(g.tensor(in).name);
       for (ir::TensorId out : op.outputs) so.outputs.push_back(g.tensor(out).name);
       so.attrs = PlanOpAttrs(op);
-      if (!steps[s].kind.empty()) so.attrs["segment_bytes"] = {steps[s].kernel.segment_bytes};
+      if (step_overlaps[s] && dw_scratch[s] == 0) so.attrs["segment_bytes"] = {steps[s].kernel.segment_bytes};
       st.ops.push_back(std::move(so));
     }
     p.steps.push_back(std::move(st));
@@ -308,7 +328,7 @@ StatusOr<plan::Plan> RunVmcuStrategy(const ir::Graph& g, const target::Target& t
   const target::MemoryLevel& wlevel = t.levels[t.weight_level];
   std::vector<std::vector<plan::Overlap>> overlaps(bufs.size());
   for (const auto& d : declared)
-    overlaps[d.out].push_back({g.tensor(bufs[d.in].tensor).name, "segment-overlap", -d.shift_bytes});
+    overlaps[d.out].push_back({g.tensor(bufs[d.in].tensor).name, d.reason, -d.shift_bytes});
   for (size_t k = 0; k < bufs.size(); ++k) {
     const int64_t off = placed.placement.offsets[req_of_class[cls[k]]] + rel[k];
     p.buffers.push_back({g.tensor(bufs[k].tensor).name, arena.name, off, bufs[k].bytes, bufs[k].first, bufs[k].last,
@@ -316,7 +336,7 @@ StatusOr<plan::Plan> RunVmcuStrategy(const ir::Graph& g, const target::Target& t
   }
   for (int s = 0; s < n; ++s)
     if (ws_req[s] >= 0) {
-      const std::string name = g.op(steps[s].ops[0]).name + ".workspace";
+      const std::string name = g.op(steps[s].ops[0]).name + (dw_scratch[s] > 0 ? ".scratch" : ".workspace");
       p.tensors.push_back({name, requests[ws_req[s]].bytes, "scratch", "int8", {requests[ws_req[s]].bytes},
                            g.op(steps[s].ops[0]).name, {g.op(steps[s].ops[0]).name}, ""});
       p.buffers.push_back({name, arena.name, placed.placement.offsets[ws_req[s]], requests[ws_req[s]].bytes, s, s, {}});
