@@ -1,67 +1,13 @@
 #include "schedule/min_peak.h"
 
 #include <algorithm>
-#include <chrono>
 #include <unordered_map>
 
+#include "schedule/hierarchical.h"
+
 namespace sramplan::schedule {
+namespace internal {
 namespace {
-
-using Clock = std::chrono::steady_clock;
-
-// The graph reduced to what the memory model needs: per op the root buffers it creates and uses.
-struct MemGraph {
-  int n = 0;
-  std::vector<std::vector<int>> preds;  // ops that must run before
-  std::vector<std::vector<int>> uses;   // root buffers read (through views)
-  std::vector<std::vector<int>> defs;   // root buffers created
-  std::vector<int64_t> bytes;           // per root buffer
-  std::vector<std::vector<int>> users;  // per root buffer: ops reading it
-  std::vector<bool> pinned;             // graph outputs: never freed
-  int64_t initial = 0;                  // graph inputs, live from the start
-};
-
-MemGraph Build(const ir::Graph& g) {
-  MemGraph m;
-  m.n = g.num_ops();
-  std::vector<int> root_index(g.num_tensors(), -1);
-  auto root_of = [&](ir::TensorId t) {
-    ir::TensorId r = g.StorageRoot(t);
-    if (g.tensor(r).kind == ir::TensorKind::kConstant) return -1;
-    int& idx = root_index[r.value()];
-    if (idx < 0) {
-      idx = static_cast<int>(m.bytes.size());
-      m.bytes.push_back(g.tensor(r).Bytes());
-      m.users.emplace_back();
-      m.pinned.push_back(false);
-      if (g.tensor(r).kind == ir::TensorKind::kInput) m.initial += g.tensor(r).Bytes();
-    }
-    return idx;
-  };
-  m.preds.resize(m.n);
-  m.uses.resize(m.n);
-  m.defs.resize(m.n);
-  for (const ir::Op& op : g.ops()) {
-    int v = op.id.value();
-    for (ir::TensorId in : op.inputs) {
-      const ir::Tensor& t = g.tensor(in);
-      if (t.producer.valid()) m.preds[v].push_back(t.producer.value());
-      int r = root_of(in);
-      if (r >= 0 && std::find(m.uses[v].begin(), m.uses[v].end(), r) == m.uses[v].end()) m.uses[v].push_back(r);
-    }
-    std::sort(m.preds[v].begin(), m.preds[v].end());
-    m.preds[v].erase(std::unique(m.preds[v].begin(), m.preds[v].end()), m.preds[v].end());
-    for (ir::TensorId out : op.outputs) {
-      int r = root_of(out);
-      if (r < 0) continue;
-      if (g.StorageRoot(out) == out) m.defs[v].push_back(r);
-      if (g.tensor(out).kind == ir::TensorKind::kOutput) m.pinned[r] = true;
-    }
-  }
-  for (int v = 0; v < m.n; ++v)
-    for (int r : m.uses[v]) m.users[r].push_back(v);
-  return m;
-}
 
 class Bits {
  public:
@@ -84,49 +30,156 @@ struct BitsHash {
 
 struct Entry {
   Bits set;
-  int64_t peak;  // best peak reaching this set
-  int64_t mem;   // live bytes between steps at this set
-  int parent;    // index into the previous layer's entries
-  int op;        // op added last
+  std::vector<int> ready;  // nodes not in `set` whose predecessors all are, ascending
+  int64_t peak;            // best peak reaching this set
+  int64_t mem;             // live bytes between steps at this set
+  int parent;              // index into the previous layer's entries
+  int node;                // node added last
 };
 
-// Live bytes after running v on top of `set` (which does not contain v yet), and the step's peak.
-void Step(const MemGraph& m, const Bits& set, int64_t mem, int v, int64_t* step_peak, int64_t* after) {
-  int64_t def = 0;
-  for (int r : m.defs[v]) def += m.bytes[r];
-  *step_peak = mem + def;
-  int64_t freed = 0;
-  auto all_done = [&](int r) {
-    for (int u : m.users[r])
-      if (u != v && !set.Get(u)) return false;
-    return true;
+// Live bytes after running node v on top of `set` (which does not contain v yet), and the step
+// peak.
+void Step(const MemProblem& m, const Bits& set, int64_t mem, int v, int64_t* step_peak,
+          int64_t* after) {
+  int64_t cur = mem, peak = 0;
+  const std::vector<int>& seq = m.nodes[v];
+  for (int idx = 0; idx < static_cast<int>(seq.size()); ++idx) {
+    int u = seq[idx];
+    int64_t def = 0;
+    for (int r : m.defs[u]) def += m.bytes[r];
+    peak = std::max(peak, cur + def);
+    int64_t freed = 0;
+    auto all_done = [&](int r) {
+      for (int w : m.users[r]) {
+        if (w == u) continue;
+        int nw = m.node_of[w];
+        if (nw == v ? m.pos_in_node[w] > idx : !set.Get(nw)) return false;
+      }
+      return true;
+    };
+    for (int r : m.uses[u])
+      if (!m.pinned[r] && all_done(r)) freed += m.bytes[r];
+    for (int r : m.defs[u])
+      if (!m.pinned[r] && m.users[r].empty()) freed += m.bytes[r];
+    cur += def - freed;
+  }
+  *step_peak = peak;
+  *after = cur;
+}
+
+std::vector<std::vector<int>> Successors(const MemProblem& m) {
+  std::vector<std::vector<int>> succ(m.nodes.size());
+  for (int v = 0; v < static_cast<int>(m.nodes.size()); ++v)
+    for (int p : m.preds[v]) succ[p].push_back(v);
+  return succ;
+}
+
+}  // namespace
+
+MemProblem BuildMemProblem(const ir::Graph& g) {
+  MemProblem m;
+  m.num_micro = g.num_ops();
+  std::vector<int> root_index(g.num_tensors(), -1);
+  std::vector<bool> defined;
+  auto root_of = [&](ir::TensorId t) {
+    ir::TensorId r = g.StorageRoot(t);
+    if (g.tensor(r).kind == ir::TensorKind::kConstant) return -1;
+    int& idx = root_index[r.value()];
+    if (idx < 0) {
+      idx = static_cast<int>(m.bytes.size());
+      m.bytes.push_back(g.tensor(r).Bytes());
+      m.users.emplace_back();
+      m.pinned.push_back(false);
+      if (g.tensor(r).kind == ir::TensorKind::kInput) m.initial += g.tensor(r).Bytes();
+    }
+    return idx;
   };
-  for (int r : m.uses[v])
-    if (!m.pinned[r] && all_done(r)) freed += m.bytes[r];
-  for (int r : m.defs[v])
-    if (!m.pinned[r] && m.users[r].empty()) freed += m.bytes[r];
-  *after = mem + def - freed;
+  std::vector<std::vector<int>> preds(m.num_micro);
+  m.uses.resize(m.num_micro);
+  m.defs.resize(m.num_micro);
+  for (const ir::Op& op : g.ops()) {
+    int v = op.id.value();
+    for (ir::TensorId in : op.inputs) {
+      const ir::Tensor& t = g.tensor(in);
+      if (t.producer.valid()) preds[v].push_back(t.producer.value());
+      int r = root_of(in);
+      if (r >= 0 && std::find(m.uses[v].begin(), m.uses[v].end(), r) == m.uses[v].end())
+        m.uses[v].push_back(r);
+    }
+    std::sort(preds[v].begin(), preds[v].end());
+    preds[v].erase(std::unique(preds[v].begin(), preds[v].end()), preds[v].end());
+    for (ir::TensorId out : op.outputs) {
+      int r = root_of(out);
+      if (r < 0) continue;
+      if (g.StorageRoot(out) == out) m.defs[v].push_back(r);
+      if (g.tensor(out).kind == ir::TensorKind::kOutput) m.pinned[r] = true;
+    }
+  }
+  for (int v = 0; v < m.num_micro; ++v)
+    for (int r : m.uses[v]) m.users[r].push_back(v);
+  SetSingletonNodes(&m, preds);
+  return m;
 }
 
-bool Ready(const MemGraph& m, const Bits& set, int v) {
-  if (set.Get(v)) return false;
-  for (int p : m.preds[v])
-    if (!set.Get(p)) return false;
-  return true;
+void SetSingletonNodes(MemProblem* m, const std::vector<std::vector<int>>& micro_preds) {
+  m->nodes.assign(m->num_micro, {});
+  m->node_of.assign(m->num_micro, 0);
+  m->pos_in_node.assign(m->num_micro, 0);
+  for (int v = 0; v < m->num_micro; ++v) {
+    m->nodes[v] = {v};
+    m->node_of[v] = v;
+  }
+  m->preds = micro_preds;
 }
 
-// Layered search. exact: keep every state with peak <= bound; beam: keep the best `width` per layer.
-bool Search(const MemGraph& m, int64_t bound, bool exact, const MinPeakOptions& o, Clock::time_point start,
-            std::vector<int>* order, int64_t* peak, int64_t* states) {
+int64_t PeakOfNodeOrder(const MemProblem& m, const std::vector<int>& order) {
+  Bits set(static_cast<int>(m.nodes.size()));
+  int64_t mem = m.initial, peak = m.initial;
+  for (int v : order) {
+    int64_t sp, after;
+    Step(m, set, mem, v, &sp, &after);
+    peak = std::max(peak, sp);
+    mem = after;
+    set.Set(v);
+  }
+  return peak;
+}
+
+std::vector<int64_t> MemAfterNodes(const MemProblem& m, const std::vector<int>& order) {
+  Bits set(static_cast<int>(m.nodes.size()));
+  int64_t mem = m.initial;
+  std::vector<int64_t> res;
+  res.reserve(order.size());
+  for (int v : order) {
+    int64_t sp, after;
+    Step(m, set, mem, v, &sp, &after);
+    mem = after;
+    set.Set(v);
+    res.push_back(mem);
+  }
+  return res;
+}
+
+bool SearchOrder(const MemProblem& m, int64_t bound, bool exact, const SearchLimits& o,
+                 std::vector<int>* order, int64_t* peak, int64_t* states) {
+  const int n = static_cast<int>(m.nodes.size());
+  std::vector<std::vector<int>> succ = Successors(m);
+  std::vector<int> npreds(n);
+  for (int v = 0; v < n; ++v) npreds[v] = static_cast<int>(m.preds[v].size());
   std::vector<std::vector<Entry>> layers(1);
-  layers[0].push_back({Bits(m.n), m.initial, m.initial, -1, -1});
-  for (int k = 0; k < m.n; ++k) {
+  {
+    Entry e{Bits(n), {}, m.initial, m.initial, -1, -1};
+    for (int v = 0; v < n; ++v)
+      if (npreds[v] == 0) e.ready.push_back(v);
+    layers[0].push_back(std::move(e));
+  }
+  int64_t checked = 0, expanded = 0;
+  for (int k = 0; k < n; ++k) {
     std::unordered_map<Bits, int, BitsHash> index;
     std::vector<Entry> next;
     for (int e = 0; e < static_cast<int>(layers[k].size()); ++e) {
       const Entry& cur = layers[k][e];
-      for (int v = 0; v < m.n; ++v) {
-        if (!Ready(m, cur.set, v)) continue;
+      for (int v : cur.ready) {
         int64_t sp, after;
         Step(m, cur.set, cur.mem, v, &sp, &after);
         int64_t p = std::max(cur.peak, sp);
@@ -135,17 +188,31 @@ bool Search(const MemGraph& m, int64_t bound, bool exact, const MinPeakOptions& 
         s.Set(v);
         auto [it, inserted] = index.emplace(s, static_cast<int>(next.size()));
         if (inserted) {
-          next.push_back({std::move(s), p, after, e, v});
+          std::vector<int> ready;
+          ready.reserve(cur.ready.size() + succ[v].size());
+          for (int w : cur.ready)
+            if (w != v) ready.push_back(w);
+          for (int w : succ[v]) {
+            bool ok = true;
+            for (int q : m.preds[w])
+              if (!s.Get(q)) {
+                ok = false;
+                break;
+              }
+            if (ok) ready.push_back(w);
+          }
+          std::sort(ready.begin(), ready.end());
+          next.push_back({std::move(s), std::move(ready), p, after, e, v});
         } else if (p < next[it->second].peak) {
           next[it->second].peak = p;
           next[it->second].parent = e;
-          next[it->second].op = v;
+          next[it->second].node = v;
         }
       }
       ++*states;
-      if (exact && *states > o.max_states) return false;
-      if (exact && (*states & 1023) == 0 &&
-          std::chrono::duration<double>(Clock::now() - start).count() > o.time_limit_s)
+      if (exact && ++expanded > o.max_states) return false;
+      if ((++checked & 255) == 0 &&
+          std::chrono::duration<double>(Clock::now() - o.start).count() > o.time_limit_s)
         return false;
     }
     if (next.empty()) return false;
@@ -155,68 +222,104 @@ bool Search(const MemGraph& m, int64_t bound, bool exact, const MinPeakOptions& 
       });
       next.resize(o.beam_width);
     }
+    // The previous layer's ready lists are no longer needed (parents are walked by index).
+    for (Entry& pe : layers[k]) std::vector<int>().swap(pe.ready);
     layers.push_back(std::move(next));
   }
-  // The single full set; walk parents back.
-  const auto& last = layers[m.n];
+  const auto& last = layers[n];
   int best = 0;
   for (int i = 1; i < static_cast<int>(last.size()); ++i)
     if (last[i].peak < last[best].peak) best = i;
   *peak = last[best].peak;
-  order->assign(m.n, -1);
-  for (int k = m.n, e = best; k > 0; --k) {
-    (*order)[k - 1] = layers[k][e].op;
+  order->assign(n, -1);
+  for (int k = n, e = best; k > 0; --k) {
+    (*order)[k - 1] = layers[k][e].node;
     e = layers[k][e].parent;
   }
   return true;
 }
 
-}  // namespace
+}  // namespace internal
 
 int64_t PeakOfOrder(const ir::Graph& g, const analysis::Schedule& order) {
-  MemGraph m = Build(g);
-  Bits set(m.n);
-  int64_t mem = m.initial, peak = m.initial;
-  for (ir::OpId id : order) {
-    int64_t sp, after;
-    Step(m, set, mem, id.value(), &sp, &after);
-    peak = std::max(peak, sp);
-    mem = after;
-    set.Set(id.value());
-  }
-  return peak;
+  internal::MemProblem m = internal::BuildMemProblem(g);
+  std::vector<int> o;
+  o.reserve(order.size());
+  for (ir::OpId id : order) o.push_back(id.value());
+  return internal::PeakOfNodeOrder(m, o);
 }
 
+namespace {
+constexpr int kBeamWithHierarchicalMaxOps = 200;
+}  // namespace
+
 MinPeakResult MinPeakSchedule(const ir::Graph& g, const MinPeakOptions& options) {
+  using internal::Clock;
   auto start = Clock::now();
   MinPeakResult r;
-  MemGraph m = Build(g);
+  internal::MemProblem m = internal::BuildMemProblem(g);
   analysis::Schedule model = analysis::ModelOrder(g);
   r.model_order_peak = PeakOfOrder(g, model);
   // Every op needs its inputs and outputs at once: a bound no order can beat.
   int64_t op_bound = m.initial;
-  for (int v = 0; v < m.n; ++v) {
+  for (int v = 0; v < m.num_micro; ++v) {
     int64_t b = 0;
     for (int x : m.uses[v]) b += m.bytes[x];
     for (int x : m.defs[v]) b += m.bytes[x];
     op_bound = std::max(op_bound, b);
   }
+  internal::SearchLimits limits{options.max_states, options.time_limit_s, options.beam_width,
+                                start};
   std::vector<int> order;
   int64_t peak = 0;
-  if (Search(m, r.model_order_peak, /*exact=*/true, options, start, &order, &peak, &r.states)) {
+  if (internal::SearchOrder(m, r.model_order_peak, /*exact=*/true, limits, &order, &peak,
+                            &r.states)) {
     r.method = "exact-dp";
     r.proved_optimal = true;
     r.lower_bound = peak;
   } else {
-    r.method = "beam";
     r.lower_bound = op_bound;
-    int64_t beam_states = 0;
-    if (!Search(m, r.model_order_peak, /*exact=*/false, options, start, &order, &peak, &beam_states)) {
+    MinPeakResult h;
+    bool have_h = false;
+    if (options.hierarchical_fallback) {
+      HierarchicalOptions ho;
+      ho.region_max_states = options.max_states;
+      ho.time_limit_s = options.time_limit_s;
+      h = HierarchicalMinPeak(g, ho);
+      have_h = true;
+      r.states += h.states;
+      r.lower_bound = std::max(r.lower_bound, h.lower_bound);
+    }
+    // The beam expands beam_width states per layer over the ready ops (about n^2 * width steps): on
+    // the NAS graphs and bundled models it never beat the hierarchical mode and took up to 15 s, so
+    // with the hierarchical fallback it only runs on small graphs, where it is cheap.
+    std::vector<int> beam_order;
+    int64_t beam_peak = r.model_order_peak;
+    bool beam_ok = false;
+    if (!have_h || (!h.proved_optimal && m.num_micro <= kBeamWithHierarchicalMaxOps)) {
+      int64_t beam_states = 0;
+      internal::SearchLimits bl = limits;
+      bl.start = Clock::now();
+      beam_ok = internal::SearchOrder(m, r.model_order_peak, /*exact=*/false, bl, &beam_order,
+                                      &beam_peak, &beam_states);
+      r.states += beam_states;
+    }
+    if (have_h && (!beam_ok || h.peak_bytes <= beam_peak)) {
+      r.method = "hierarchical";
+      r.regions = h.regions;
+      for (ir::OpId id : h.order) order.push_back(id.value());
+      peak = h.peak_bytes;
+    } else if (beam_ok) {
+      r.method = "beam";
+      order = beam_order;
+      peak = beam_peak;
+    } else {
+      r.method = "beam";
       order.clear();
-      for (int v = 0; v < m.n; ++v) order.push_back(v);
+      for (int v = 0; v < m.num_micro; ++v) order.push_back(v);
       peak = r.model_order_peak;
     }
-    r.states += beam_states;
+    r.proved_optimal = peak == r.lower_bound;
   }
   for (int v : order) r.order.push_back(ir::OpId(v));
   r.peak_bytes = peak;

@@ -103,6 +103,7 @@ TEST(MinPeak, BeamFallbackStillValid) {
   auto g = import::ImportNativeJson(kTwoBranches, "b", {});
   MinPeakOptions o;
   o.max_states = 1;  // force the fallback
+  o.hierarchical_fallback = false;
   MinPeakResult r = MinPeakSchedule(*g, o);
   EXPECT_FALSE(r.proved_optimal);
   EXPECT_EQ(r.method, "beam");
