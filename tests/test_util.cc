@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <map>
 #include <sstream>
 
 namespace sramplan::testing {
@@ -50,6 +51,15 @@ int RunCli(const std::string& args, std::string* out, std::string* err) {
   if (err) *err = Slurp(base + ".err");
   if (rc == -1) return -1;
   return WIFEXITED(rc) ? WEXITSTATUS(rc) : 128 + WTERMSIG(rc);
+}
+
+analysis::Schedule PlanOrder(const ir::Graph& g, const plan::Plan& p) {
+  std::map<std::string, ir::OpId> ids;
+  for (const ir::Op& op : g.ops()) ids[op.name] = op.id;
+  analysis::Schedule s;
+  for (const auto& st : p.steps)
+    for (const auto& so : st.ops) s.push_back(ids.at(so.name));
+  return s;
 }
 
 }  // namespace sramplan::testing

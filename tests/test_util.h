@@ -3,6 +3,10 @@
 
 #include <string>
 
+#include "analysis/liveness.h"
+#include "ir/graph.h"
+#include "plan/plan.h"
+
 namespace sramplan::testing {
 
 // Absolute path of a file in the source tree, e.g. SourcePath("models/onnx/resnet18.onnx").
@@ -12,5 +16,7 @@ std::string WriteTempFile(const std::string& name, const std::string& content);
 // Runs build/sramplan with `args` (shell-quoted by the caller); returns the exit code and fills
 // stdout/stderr.
 int RunCli(const std::string& args, std::string* out, std::string* err);
+// The operator order a plan runs (its steps' ops, in order), as op ids of `g`.
+analysis::Schedule PlanOrder(const ir::Graph& g, const plan::Plan& p);
 
 }  // namespace sramplan::testing

@@ -10,7 +10,7 @@
 #include "driver/strategy.h"
 #include "schedule/min_peak.h"
 #ifndef SRAMPLAN_WITH_COSMA
-#define SRAMPLAN_WITH_COSMA 0
+#define SRAMPLAN_WITH_COSMA 1
 #endif
 #if SRAMPLAN_WITH_COSMA
 #include "spill/cosma.h"
@@ -295,39 +295,15 @@ StatusOr<plan::Plan> RunBudgetStrategy(const ir::Graph& g, const target::Target&
   for (const auto& b : p.buffers)
     if (b.level == arena.name) on_chip.insert(b.tensor);
   // Op accesses: activations on chip; weights from their level when they do not compete.
-  for (const ir::OpId id : sched) {
-    const ir::Op& op = g.op(id);
-    for (ir::TensorId in : op.inputs) {
-      const ir::Tensor& ten = g.tensor(in);
-      const bool from_weight_level = ten.kind == ir::TensorKind::kConstant && !on_chip.count(ten.name);
-      if (from_weight_level) {
-        m.energy_pj += static_cast<double>(ten.Bytes()) * wlevel.read_pj_per_byte;
-        if (target::IsOffChip(wlevel.kind)) m.offchip_read_bytes += ten.Bytes();
-      } else {
-        m.energy_pj += static_cast<double>(ten.Bytes()) * arena.read_pj_per_byte;
-      }
-    }
-    if (ir::IsViewOp(op.type)) continue;
-    for (ir::TensorId out : op.outputs)
-      m.energy_pj += static_cast<double>(g.tensor(out).Bytes()) * arena.write_pj_per_byte;
-  }
+  AddOpAccesses(g, sched, arena, wlevel,
+                [&](const ir::Tensor& ten) { return ten.kind == ir::TensorKind::kConstant && !on_chip.count(ten.name); }, &m);
   // Levels and metrics. The arena level's capacity is the budget when the budget is smaller.
   for (auto& l : p.levels) {
-    for (const auto& b : p.buffers)
-      if (b.level == l.name) l.used_bytes = std::max(l.used_bytes, b.offset + b.bytes);
     if (l.name == arena.name) l.lower_bound_bytes = m_min;
     if (l.name == wlevel.name && wlevel.name != arena.name && !options.with_weights) l.lower_bound_bytes = weight_bytes;
   }
-  for (const auto& l : p.levels) m.peak_bytes[l.name] = l.used_bytes;
-  for (const auto& l : p.levels)
-    if (l.name == arena.name) m.arena_bytes = l.used_bytes;
-  m.lower_bound_bytes = m_min;
-  m.overhead_pct = m_min > 0 ? 100.0 * static_cast<double>(m.arena_bytes - m_min) / static_cast<double>(m_min) : 0.0;
+  FinishLevelMetrics(arena.name, m_min, &p);
   m.budget_bytes = budget;
-  bool fits = true;
-  for (const auto& l : p.levels)
-    if (l.used_bytes > l.capacity) fits = false;
-  m.fits = fits;
   p.notes.push_back("budget " + budget_name + " = " + std::to_string(budget) + " B of " + std::to_string(arena.capacity) +
                     " B in '" + arena.name + "' (M_min " + std::to_string(m_min) + " B" +
                     (m_mpmf >= 0 ? ", M_mpmf " + std::to_string(m_mpmf) + " B" : std::string()) + "); " +

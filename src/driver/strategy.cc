@@ -120,6 +120,52 @@ StatusOr<analysis::Schedule> ChooseSchedule(const ir::Graph& g, const PlanOption
   return sched;
 }
 
+plan::StepOp PlanStepOp(const ir::Graph& g, const ir::Op& op) {
+  plan::StepOp so;
+  so.name = op.name;
+  so.type = PlanOpType(g, op);
+  for (ir::TensorId in : op.inputs) so.inputs.push_back(g.tensor(in).name);
+  for (ir::TensorId out : op.outputs) so.outputs.push_back(g.tensor(out).name);
+  so.attrs = PlanOpAttrs(op);
+  return so;
+}
+
+void FinishLevelMetrics(const std::string& arena_level, int64_t lower_bound, plan::Plan* p) {
+  plan::Metrics& m = p->metrics;
+  for (auto& l : p->levels)
+    for (const auto& b : p->buffers)
+      if (b.level == l.name) l.used_bytes = std::max(l.used_bytes, b.offset + b.bytes);
+  m.fits = true;
+  for (const auto& l : p->levels) {
+    m.peak_bytes[l.name] = l.used_bytes;
+    if (l.name == arena_level) m.arena_bytes = l.used_bytes;
+    if (l.used_bytes > l.capacity) m.fits = false;
+  }
+  m.lower_bound_bytes = lower_bound;
+  m.overhead_pct = lower_bound > 0
+                       ? 100.0 * static_cast<double>(m.arena_bytes - lower_bound) / static_cast<double>(lower_bound)
+                       : 0.0;
+}
+
+void AddOpAccesses(const ir::Graph& g, const analysis::Schedule& sched, const target::MemoryLevel& arena,
+                   const target::MemoryLevel& wlevel, const std::function<bool(const ir::Tensor&)>& in_weight_level,
+                   plan::Metrics* m) {
+  for (const ir::OpId id : sched) {
+    const ir::Op& op = g.op(id);
+    for (ir::TensorId in : op.inputs) {
+      const ir::Tensor& ten = g.tensor(in);
+      if (in_weight_level(ten)) {
+        m->energy_pj += static_cast<double>(ten.Bytes()) * wlevel.read_pj_per_byte;
+        if (target::IsOffChip(wlevel.kind)) m->offchip_read_bytes += ten.Bytes();
+      } else {
+        m->energy_pj += static_cast<double>(ten.Bytes()) * arena.read_pj_per_byte;
+      }
+    }
+    if (ir::IsViewOp(op.type)) continue;
+    for (ir::TensorId out : op.outputs) m->energy_pj += static_cast<double>(g.tensor(out).Bytes()) * arena.write_pj_per_byte;
+  }
+}
+
 plan::Plan PlanSkeleton(const ir::Graph& g, const target::Target& t, const analysis::Schedule& sched,
                         const std::string& strategy, const PlanOptions& options) {
   plan::Plan p;
@@ -132,16 +178,7 @@ plan::Plan PlanSkeleton(const ir::Graph& g, const target::Target& t, const analy
   p.arena_level = t.levels[t.arena_level].name;
   for (const auto& l : t.levels)
     p.levels.push_back({l.name, target::MemoryKindName(l.kind), l.capacity, 0, 0, l.holds_activations});
-  for (size_t s = 0; s < sched.size(); ++s) {
-    const ir::Op& op = g.op(sched[s]);
-    plan::StepOp so;
-    so.name = op.name;
-    so.type = PlanOpType(g, op);
-    for (ir::TensorId in : op.inputs) so.inputs.push_back(g.tensor(in).name);
-    for (ir::TensorId out : op.outputs) so.outputs.push_back(g.tensor(out).name);
-    so.attrs = PlanOpAttrs(op);
-    p.steps.push_back({static_cast<int>(s), {so}});
-  }
+  for (size_t s = 0; s < sched.size(); ++s) p.steps.push_back({static_cast<int>(s), {PlanStepOp(g, g.op(sched[s]))}});
   for (const ir::Tensor& ten : g.tensors()) {
     plan::Tensor pt;
     pt.name = ten.name;
@@ -286,11 +323,6 @@ StatusOr<plan::Plan> RunStrategy(const ir::Graph& g, const target::Target& t, co
   // View outputs that are constants-derived own their bytes in the arena already (see liveness).
 
   // Levels and metrics.
-  std::vector<int64_t> live(std::max<size_t>(sched.size(), 1), 0);
-  for (const auto& b : p.buffers) {
-    for (auto& l : p.levels)
-      if (l.name == b.level) l.used_bytes = std::max(l.used_bytes, b.offset + b.bytes);
-  }
   // Lower bound of this strategy's arena: at each step, the bytes that must be live, counting an
   // in-place class once (its largest member live at that step) and unaligned sizes.
   int64_t lower_bound = 0;
@@ -314,36 +346,11 @@ StatusOr<plan::Plan> RunStrategy(const ir::Graph& g, const target::Target& t, co
     if (l.name == arena.name) l.lower_bound_bytes = lower_bound;
     if (l.name == wlevel.name && wlevel.name != arena.name) l.lower_bound_bytes = weight_bytes;
   }
+  FinishLevelMetrics(arena.name, lower_bound, &p);
   plan::Metrics& m = p.metrics;
-  for (const auto& l : p.levels) m.peak_bytes[l.name] = l.used_bytes;
-  m.arena_bytes = 0;
-  for (const auto& l : p.levels)
-    if (l.name == arena.name) m.arena_bytes = l.used_bytes;
-  m.lower_bound_bytes = lower_bound;
-  m.overhead_pct = lower_bound > 0
-                       ? 100.0 * static_cast<double>(m.arena_bytes - lower_bound) / static_cast<double>(lower_bound)
-                       : 0.0;
-  bool fits = true;
-  for (const auto& l : p.levels)
-    if (l.used_bytes > l.capacity) fits = false;
-  m.fits = fits;
   // Traffic and energy: each op reads its inputs and writes its outputs once; weights come from the
   // weight level (compulsory off-chip reads when that level is off chip).
-  for (const ir::OpId id : sched) {
-    const ir::Op& op = g.op(id);
-    for (ir::TensorId in : op.inputs) {
-      const ir::Tensor& ten = g.tensor(in);
-      if (ten.kind == ir::TensorKind::kConstant) {
-        m.energy_pj += static_cast<double>(ten.Bytes()) * wlevel.read_pj_per_byte;
-        if (target::IsOffChip(wlevel.kind)) m.offchip_read_bytes += ten.Bytes();
-      } else {
-        m.energy_pj += static_cast<double>(ten.Bytes()) * arena.read_pj_per_byte;
-      }
-    }
-    if (ir::IsViewOp(op.type)) continue;
-    for (ir::TensorId out : op.outputs)
-      m.energy_pj += static_cast<double>(g.tensor(out).Bytes()) * arena.write_pj_per_byte;
-  }
+  AddOpAccesses(g, sched, arena, wlevel, [](const ir::Tensor& ten) { return ten.kind == ir::TensorKind::kConstant; }, &m);
   if (inplace_rules) {
     // What in-place saved: the same placement without sharing.
     std::vector<BufferRequest> plain;

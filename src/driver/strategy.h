@@ -1,6 +1,7 @@
 // Strategies: named planning pipelines (schedule -> [in-place] -> place -> plan -> verify).
 #pragma once
 
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -67,6 +68,18 @@ StatusOr<plan::Plan> RunVmcuStrategy(const ir::Graph& g, const target::Target& t
 StatusOr<analysis::Schedule> ChooseSchedule(const ir::Graph& g, const PlanOptions& options, std::string* note);
 plan::Plan PlanSkeleton(const ir::Graph& g, const target::Target& t, const analysis::Schedule& sched,
                         const std::string& strategy, const PlanOptions& options);
+
+// The plan's record of one op (name, type, operands, geometry).
+plan::StepOp PlanStepOp(const ir::Graph& g, const ir::Op& op);
+// Fills each level's used_bytes from the buffers, then peak_bytes, arena_bytes, lower_bound_bytes,
+// overhead_pct and fits of the plan's metrics.
+void FinishLevelMetrics(const std::string& arena_level, int64_t lower_bound, plan::Plan* p);
+
+// Each op reads its inputs and writes its outputs once: energy at the arena's or the weight level's
+// cost, and off-chip bytes for operands read from an off-chip weight level (`in_weight_level`).
+void AddOpAccesses(const ir::Graph& g, const analysis::Schedule& sched, const target::MemoryLevel& arena,
+                   const target::MemoryLevel& wlevel, const std::function<bool(const ir::Tensor&)>& in_weight_level,
+                   plan::Metrics* m);
 
 // The geometry a plan step records for an op (Conv: kernel_shape, strides, pads, dilations, group).
 std::map<std::string, std::vector<int64_t>> PlanOpAttrs(const ir::Op& op);

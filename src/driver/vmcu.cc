@@ -311,13 +311,7 @@ StatusOr<plan::Plan> RunVmcuStrategy(const ir::Graph& g, const target::Target& t
     plan::Step st;
     st.index = s;
     for (ir::OpId id : steps[s].ops) {
-      const ir::Op& op = g.op(id);
-      plan::StepOp so;
-      so.name = op.name;
-      so.type = PlanOpType(g, op);
-      for (ir::TensorId in : op.inputs) so.inputs.push_back(g.tensor(in).name);
-      for (ir::TensorId out : op.outputs) so.outputs.push_back(g.tensor(out).name);
-      so.attrs = PlanOpAttrs(op);
+      plan::StepOp so = PlanStepOp(g, g.op(id));
       if (step_overlaps[s] && dw_scratch[s] == 0) so.attrs["segment_bytes"] = {steps[s].kernel.segment_bytes};
       st.ops.push_back(std::move(so));
     }
@@ -353,10 +347,6 @@ StatusOr<plan::Plan> RunVmcuStrategy(const ir::Graph& g, const target::Target& t
   // Metrics.
   plan::Metrics& m = p.metrics;
   std::vector<int64_t> live(std::max(n, 1), 0);
-  for (const auto& b : p.buffers) {
-    for (auto& l : p.levels)
-      if (l.name == b.level) l.used_bytes = std::max(l.used_bytes, b.offset + b.bytes);
-  }
   // Lower bound of this strategy: per step, live bytes with each declared overlap pair counted as
   // max(shift + in, out) instead of in + out.
   for (size_t k = 0; k < bufs.size(); ++k)
@@ -373,28 +363,12 @@ StatusOr<plan::Plan> RunVmcuStrategy(const ir::Graph& g, const target::Target& t
     if (l.name == arena.name) l.lower_bound_bytes = lower_bound;
     if (l.name == wlevel.name && wlevel.name != arena.name) l.lower_bound_bytes = weight_bytes;
   }
-  for (const auto& l : p.levels) m.peak_bytes[l.name] = l.used_bytes;
-  for (const auto& l : p.levels)
-    if (l.name == arena.name) m.arena_bytes = l.used_bytes;
-  m.lower_bound_bytes = lower_bound;
-  m.overhead_pct = lower_bound > 0 ? 100.0 * static_cast<double>(m.arena_bytes - lower_bound) / static_cast<double>(lower_bound) : 0;
-  m.fits = true;
-  for (const auto& l : p.levels)
-    if (l.used_bytes > l.capacity) m.fits = false;
-  for (const ir::OpId id : sched) {
-    const ir::Op& op = g.op(id);
-    for (ir::TensorId in : op.inputs) {
-      const ir::Tensor& ten = g.tensor(in);
-      if (ten.kind == ir::TensorKind::kConstant && lv.buffer_of_tensor[in.value()] < 0) {
-        m.energy_pj += static_cast<double>(ten.Bytes()) * wlevel.read_pj_per_byte;
-        if (target::IsOffChip(wlevel.kind)) m.offchip_read_bytes += ten.Bytes();
-      } else {
-        m.energy_pj += static_cast<double>(ten.Bytes()) * arena.read_pj_per_byte;
-      }
-    }
-    if (ir::IsViewOp(op.type)) continue;
-    for (ir::TensorId out : op.outputs) m.energy_pj += static_cast<double>(g.tensor(out).Bytes()) * arena.write_pj_per_byte;
-  }
+  FinishLevelMetrics(arena.name, lower_bound, &p);
+  AddOpAccesses(g, sched, arena, wlevel,
+                [&](const ir::Tensor& ten) {
+                  return ten.kind == ir::TensorKind::kConstant && lv.buffer_of_tensor[ten.id.value()] < 0;
+                },
+                &m);
   int groups = 0;
   for (const auto& s : steps) groups += s.kind == "bottleneck";
   p.notes.push_back(std::to_string(groups) + " fused inverted bottlenecks, " + std::to_string(declared.size()) +

@@ -1,1 +1,298 @@
-// placeholder: being written (issue 4/5)
+#include "schedule/min_peak_ilp.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdint>
+#include <vector>
+
+#include "analysis/liveness.h"
+#include "coin/CbcHeuristic.hpp"
+#include "coin/CbcHeuristicFPump.hpp"
+#include "coin/CbcHeuristicLocal.hpp"
+#include "coin/CbcModel.hpp"
+#include "coin/CglClique.hpp"
+#include "coin/CglGomory.hpp"
+#include "coin/CglKnapsackCover.hpp"
+#include "coin/CglMixedIntegerRounding2.hpp"
+#include "coin/CglProbing.hpp"
+#include "coin/CoinMessageHandler.hpp"
+#include "coin/CoinPackedMatrix.hpp"
+#include "coin/OsiClpSolverInterface.hpp"
+
+namespace sramplan::schedule {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+struct Lp {
+  std::vector<double> lb, ub, obj;
+  std::vector<bool> integer;
+  std::vector<int> ri, ci;
+  std::vector<double> el, row_lb, row_ub;
+
+  int Col(double l, double u, double o, bool is_int) {
+    lb.push_back(l);
+    ub.push_back(u);
+    obj.push_back(o);
+    integer.push_back(is_int);
+    return static_cast<int>(lb.size()) - 1;
+  }
+  void Row(const std::vector<std::pair<int, double>>& terms, double l, double u) {
+    int r = static_cast<int>(row_lb.size());
+    for (const auto& [c, v] : terms) {
+      ri.push_back(r);
+      ci.push_back(c);
+      el.push_back(v);
+    }
+    row_lb.push_back(l);
+    row_ub.push_back(u);
+  }
+};
+
+}  // namespace
+
+MinPeakResult MinPeakIlp(const ir::Graph& g, double time_limit_s) {
+  Clock::time_point t0 = Clock::now();
+  MinPeakResult res;
+  res.method = "ilp";
+  const int n = g.num_ops();
+  analysis::Schedule model = analysis::ModelOrder(g);
+  res.model_order_peak = PeakOfOrder(g, model);
+  res.order = model;
+  res.peak_bytes = res.model_order_peak;
+  if (n == 0) {
+    res.proved_optimal = true;
+    res.lower_bound = res.peak_bytes;
+    return res;
+  }
+  // Op dependencies and ASAP/ALAP windows (ancestor/descendant counts).
+  std::vector<std::vector<int>> preds(n);
+  for (const ir::Op& op : g.ops()) {
+    for (ir::TensorId in : op.inputs) {
+      const ir::Tensor& t = g.tensor(in);
+      if (t.producer.valid()) preds[op.id.value()].push_back(t.producer.value());
+    }
+    auto& p = preds[op.id.value()];
+    std::sort(p.begin(), p.end());
+    p.erase(std::unique(p.begin(), p.end()), p.end());
+  }
+  // The op list may not be topological in general: use the model order's positions for reachability.
+  std::vector<std::vector<uint64_t>> anc(n, std::vector<uint64_t>((n + 63) / 64, 0));
+  for (ir::OpId id : model) {
+    int o = id.value();
+    for (int q : preds[o]) {
+      for (size_t w = 0; w < anc[o].size(); ++w) anc[o][w] |= anc[q][w];
+      anc[o][q / 64] |= uint64_t{1} << (q % 64);
+    }
+  }
+  std::vector<int> asap(n), alap(n), desc(n, 0);
+  for (int o = 0; o < n; ++o) {
+    int c = 0;
+    for (size_t w = 0; w < anc[o].size(); ++w) c += __builtin_popcountll(anc[o][w]);
+    asap[o] = c;
+    for (int q = 0; q < n; ++q) {
+      if ((anc[o][q / 64] >> (q % 64)) & 1) ++desc[q];
+    }
+  }
+  for (int o = 0; o < n; ++o) alap[o] = n - 1 - desc[o];
+
+  Lp lp;
+  std::vector<std::vector<int>> e(n), cum(n);
+  for (int o = 0; o < n; ++o) {
+    for (int t = asap[o]; t <= alap[o]; ++t) e[o].push_back(lp.Col(0, 1, 0, true));
+  }
+  auto evar = [&](int o, int t) { return e[o][t - asap[o]]; };
+  for (int o = 0; o < n; ++o) {
+    std::vector<std::pair<int, double>> terms;
+    for (int v : e[o]) terms.push_back({v, 1});
+    lp.Row(terms, 1, 1);
+    for (int t = asap[o]; t < alap[o]; ++t) {
+      int v = lp.Col(0, 1, 0, false);
+      cum[o].push_back(v);
+      std::vector<std::pair<int, double>> def = {{v, 1}, {evar(o, t), -1}};
+      if (t > asap[o]) def.push_back({cum[o][t - 1 - asap[o]], -1});
+      lp.Row(def, 0, 0);
+    }
+  }
+  for (int t = 0; t < n; ++t) {
+    std::vector<std::pair<int, double>> terms;
+    for (int o = 0; o < n; ++o) {
+      if (asap[o] <= t && t <= alap[o]) terms.push_back({evar(o, t), 1});
+    }
+    lp.Row(terms, 1, 1);
+  }
+  // E[o][t] as terms + constant.
+  auto add_cum = [&](int o, int t, double coef, std::vector<std::pair<int, double>>* terms) -> double {
+    if (t < asap[o]) return 0;
+    if (t >= alap[o]) return coef;
+    terms->push_back({cum[o][t - asap[o]], coef});
+    return 0;
+  };
+  for (int q = 0; q < n; ++q) {
+    for (int p : preds[q]) {
+      for (int t = asap[q]; t <= std::min(alap[q], alap[p]); ++t) {
+        std::vector<std::pair<int, double>> terms;
+        double c = add_cum(q, t, 1, &terms) + add_cum(p, t - 1, -1, &terms);
+        if (!terms.empty()) lp.Row(terms, -COIN_DBL_MAX, -c);
+      }
+    }
+  }
+  // Arena buffers: roots of non-constant tensors; users = ops reading the root or any view of it, and
+  // the ops producing its views.
+  const int nt = g.num_tensors();
+  std::vector<int> producer(nt, -1);
+  std::vector<std::vector<int>> users(nt);
+  std::vector<bool> is_buffer(nt, false), to_end(nt, false);
+  for (const ir::Tensor& t : g.tensors()) {
+    if (t.kind == ir::TensorKind::kConstant) continue;
+    ir::TensorId root = g.StorageRoot(t.id);
+    if (g.tensor(root).kind == ir::TensorKind::kConstant) continue;
+    int r = root.value();
+    is_buffer[r] = true;
+    if (root == t.id) {
+      producer[r] = t.producer.valid() ? t.producer.value() : -1;
+    } else if (t.producer.valid()) {
+      users[r].push_back(t.producer.value());
+    }
+    for (ir::OpId c : t.consumers) users[r].push_back(c.value());
+    if (t.kind == ir::TensorKind::kOutput) to_end[r] = true;
+  }
+  int peak = lp.Col(0, COIN_DBL_MAX, 1, false);
+  std::vector<std::vector<std::pair<int, double>>> step_terms(n);
+  std::vector<double> step_const(n, 0);
+  std::vector<std::vector<int>> live(nt);
+  for (int b = 0; b < nt; ++b) {
+    if (!is_buffer[b]) continue;
+    const double bytes = static_cast<double>(g.tensor(ir::TensorId(b)).Bytes());
+    auto& u = users[b];
+    std::sort(u.begin(), u.end());
+    u.erase(std::unique(u.begin(), u.end()), u.end());
+    int p = producer[b];
+    int lo = p < 0 ? 0 : asap[p];
+    int hi = to_end[b] ? n - 1 : (p < 0 ? 0 : alap[p]);
+    for (int c : u) hi = std::max(hi, alap[c]);
+    live[b].assign(n, -1);
+    for (int t = lo; t <= hi; ++t) {
+      int v = lp.Col(0, 1, 0, false);
+      live[b][t] = v;
+      step_terms[t].push_back({v, -bytes});
+      // Produced by t (E[p][t]) and a user not before t (1 - E[c][t-1]).
+      std::vector<std::pair<int, double>> produced;
+      double pc = p < 0 ? 1 : add_cum(p, t, -1, &produced);  // -E[p][t] as terms, constant in pc
+      if (p < 0) pc = -1;
+      if (to_end[b] || u.empty()) {
+        std::vector<std::pair<int, double>> terms = {{v, 1}};
+        terms.insert(terms.end(), produced.begin(), produced.end());
+        if (!to_end[b] && p >= 0) {
+          // No users: live only at the producing step: live >= e[p][t].
+          terms = {{v, 1}, {evar(p, t), -1}};
+          if (t >= asap[p] && t <= alap[p]) lp.Row(terms, 0, COIN_DBL_MAX);
+          continue;
+        }
+        lp.Row(terms, -pc, COIN_DBL_MAX);
+      }
+      for (int c : u) {
+        std::vector<std::pair<int, double>> terms = {{v, 1}};
+        terms.insert(terms.end(), produced.begin(), produced.end());
+        double cc = add_cum(c, t - 1, 1, &terms);  // + E[c][t-1]
+        lp.Row(terms, -(pc + cc), COIN_DBL_MAX);
+      }
+    }
+  }
+  for (int t = 0; t < n; ++t) {
+    std::vector<std::pair<int, double>> terms = step_terms[t];
+    terms.push_back({peak, 1});
+    lp.Row(terms, step_const[t], COIN_DBL_MAX);
+  }
+
+  // Solve, with the model order as the first incumbent.
+  const int cols = static_cast<int>(lp.lb.size());
+  OsiClpSolverInterface solver;
+  CoinPackedMatrix matrix(false, lp.ri.data(), lp.ci.data(), lp.el.data(), static_cast<CoinBigIndex>(lp.el.size()));
+  matrix.setDimensions(static_cast<int>(lp.row_lb.size()), cols);
+  solver.loadProblem(matrix, lp.lb.data(), lp.ub.data(), lp.obj.data(), lp.row_lb.data(), lp.row_ub.data());
+  for (int c = 0; c < cols; ++c) {
+    if (lp.integer[c]) solver.setInteger(c);
+  }
+  solver.messageHandler()->setLogLevel(0);
+  CbcModel cbc(solver);
+  cbc.setLogLevel(0);
+  cbc.messageHandler()->setLogLevel(0);
+  cbc.solver()->messageHandler()->setLogLevel(0);
+  cbc.setMaximumSeconds(std::max(0.05, time_limit_s));
+  cbc.setAllowableGap(0.99);  // peaks are integral
+  cbc.setMaximumCutPassesAtRoot(-20);
+  CglProbing probing;
+  probing.setUsingObjective(true);
+  CglGomory gomory;
+  CglKnapsackCover knapsack;
+  CglClique clique;
+  clique.setStarCliqueReport(false);
+  clique.setRowCliqueReport(false);
+  CglMixedIntegerRounding2 mir;
+  cbc.addCutGenerator(&probing, -1, "Probing");
+  cbc.addCutGenerator(&gomory, -1, "Gomory");
+  cbc.addCutGenerator(&knapsack, -1, "Knapsack");
+  cbc.addCutGenerator(&clique, -1, "Clique");
+  cbc.addCutGenerator(&mir, -1, "MIR2");
+  CbcRounding rounding(cbc);
+  cbc.addHeuristic(&rounding);
+  CbcHeuristicLocal local(cbc);
+  cbc.addHeuristic(&local);
+  CbcHeuristicFPump pump(cbc);
+  cbc.addHeuristic(&pump);
+  cbc.initialSolve();
+  {
+    std::vector<double> start(cols, 0);
+    std::vector<int> step_of(n);
+    for (int i = 0; i < n; ++i) step_of[model[i].value()] = i;
+    for (int o = 0; o < n; ++o) {
+      start[evar(o, step_of[o])] = 1;
+      for (int t = asap[o]; t < alap[o]; ++t) start[cum[o][t - asap[o]]] = step_of[o] <= t ? 1 : 0;
+    }
+    analysis::Liveness lv = analysis::ComputeLiveness(g, model);
+    for (const analysis::LiveTensor& b : lv.buffers) {
+      for (int t = b.first_step; t <= b.last_step; ++t) {
+        int v = live[b.tensor.value()].empty() ? -1 : live[b.tensor.value()][t];
+        if (v >= 0) start[v] = 1;
+      }
+    }
+    start[peak] = static_cast<double>(res.model_order_peak);
+    cbc.setBestSolution(start.data(), cols, start[peak], true);
+  }
+  cbc.branchAndBound();
+  const double* x = cbc.bestSolution();
+  if (x != nullptr) {
+    analysis::Schedule order(n);
+    std::vector<bool> filled(n, false);
+    bool ok = true;
+    for (int o = 0; o < n && ok; ++o) {
+      for (int t = asap[o]; t <= alap[o]; ++t) {
+        if (x[evar(o, t)] > 0.5) {
+          if (filled[t]) ok = false;
+          filled[t] = true;
+          order[t] = ir::OpId(o);
+        }
+      }
+    }
+    for (bool f : filled) ok &= f;
+    if (ok && analysis::ValidateSchedule(g, order).ok()) {
+      int64_t p = PeakOfOrder(g, order);
+      if (p < res.peak_bytes) {
+        res.peak_bytes = p;
+        res.order = order;
+      }
+    }
+  }
+  double bound = cbc.isProvenOptimal() ? static_cast<double>(res.peak_bytes) : cbc.getBestPossibleObjValue();
+  if (!std::isfinite(bound)) bound = 0;
+  res.lower_bound = std::min(res.peak_bytes, static_cast<int64_t>(std::ceil(bound - 1e-6)));
+  res.proved_optimal = cbc.isProvenOptimal() && res.lower_bound >= res.peak_bytes;
+  if (cbc.isProvenOptimal()) res.lower_bound = res.peak_bytes;
+  res.states = cbc.getNodeCount();
+  res.seconds = std::chrono::duration<double>(Clock::now() - t0).count();
+  return res;
+}
+
+}  // namespace sramplan::schedule

@@ -1,1 +1,1121 @@
-// placeholder: being written (issue 4/5)
+#include "spill/cosma.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <limits>
+#include <map>
+#include <memory>
+#include <numeric>
+#include <optional>
+#include <set>
+#include <string>
+#include <tuple>
+#include <utility>
+
+#include "coin/CbcModel.hpp"
+#include "coin/CbcHeuristic.hpp"
+#include "coin/CbcHeuristicDiveCoefficient.hpp"
+#include "coin/CbcHeuristicFPump.hpp"
+#include "coin/CbcHeuristicLocal.hpp"
+#include "coin/CbcHeuristicRINS.hpp"
+#include "coin/CglClique.hpp"
+#include "coin/CglFlowCover.hpp"
+#include "coin/CglGomory.hpp"
+#include "coin/CglKnapsackCover.hpp"
+#include "coin/CglMixedIntegerRounding2.hpp"
+#include "coin/CglProbing.hpp"
+#include "coin/CoinMessageHandler.hpp"
+#include "coin/CoinPackedMatrix.hpp"
+#include "coin/OsiClpSolverInterface.hpp"
+
+namespace sramplan::spill {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double SecondsSince(Clock::time_point t0) {
+  return std::chrono::duration<double>(Clock::now() - t0).count();
+}
+
+// ---------------------------------------------------------------------------------------------
+// A small MILP builder on top of CBC's C++ API.
+
+class Mip {
+ public:
+  int AddCol(double lb, double ub, double obj, bool integer) {
+    lb_.push_back(lb);
+    ub_.push_back(ub);
+    obj_.push_back(obj);
+    integer_.push_back(integer);
+    return static_cast<int>(lb_.size()) - 1;
+  }
+  void AddRow(const std::vector<std::pair<int, double>>& terms, double lb, double ub) {
+    int r = static_cast<int>(row_lb_.size());
+    for (const auto& [c, v] : terms) {
+      if (v == 0) continue;
+      ri_.push_back(r);
+      ci_.push_back(c);
+      el_.push_back(v);
+    }
+    row_lb_.push_back(lb);
+    row_ub_.push_back(ub);
+  }
+  static double kInf() { return COIN_DBL_MAX; }
+  int num_cols() const { return static_cast<int>(lb_.size()); }
+  int num_rows() const { return static_cast<int>(row_lb_.size()); }
+
+  struct Result {
+    bool has_solution = false;
+    bool optimal = false;
+    bool infeasible = false;
+    double objective = 0;
+    double bound = 0;
+    std::vector<double> x;
+    double seconds = 0;
+  };
+
+  // `start` (optional) is a full feasible assignment handed to CBC as its first incumbent.
+  Result Solve(double time_limit_s, const std::vector<double>* start, bool verbose) const {
+    Clock::time_point t0 = Clock::now();
+    Result res;
+    int n = num_cols();
+    OsiClpSolverInterface solver;
+    CoinPackedMatrix matrix(false, ri_.data(), ci_.data(), el_.data(),
+                            static_cast<CoinBigIndex>(el_.size()));
+    // The triplet constructor sizes the matrix by the largest index seen; pad empty rows/columns.
+    matrix.setDimensions(num_rows(), n);
+    solver.loadProblem(matrix, lb_.data(), ub_.data(), obj_.data(), row_lb_.data(), row_ub_.data());
+    for (int c = 0; c < n; ++c) {
+      if (integer_[c]) solver.setInteger(c);
+    }
+    if (!verbose) solver.messageHandler()->setLogLevel(0);
+    CbcModel model(solver);
+    if (!verbose) {
+      model.setLogLevel(0);
+      model.messageHandler()->setLogLevel(0);
+      model.solver()->messageHandler()->setLogLevel(0);
+    }
+    model.setMaximumSeconds(std::max(0.05, time_limit_s));
+    model.setNumberThreads(0);
+    model.setMaximumCutPassesAtRoot(-20);  // stop root cuts when they stall
+    model.setMaximumCutPasses(3);
+    model.setAllowableFractionGap(0);
+    model.setAllowableGap(0.99);  // objectives are integral
+    CglProbing probing;
+    probing.setUsingObjective(true);
+    probing.setMaxPass(3);
+    probing.setMaxProbe(100);
+    probing.setMaxLook(50);
+    probing.setRowCuts(3);
+    CglGomory gomory;
+    gomory.setLimit(300);
+    CglKnapsackCover knapsack;
+    CglClique clique;
+    clique.setStarCliqueReport(false);
+    clique.setRowCliqueReport(false);
+    CglMixedIntegerRounding2 mir;
+    CglFlowCover flow;
+    const bool large = n > 3000;  // root cuts on big models cost more than they bring
+    if (large) model.setMaximumCutPassesAtRoot(5);
+    if (!large) model.addCutGenerator(&probing, -1, "Probing");
+    model.addCutGenerator(&gomory, -1, "Gomory");
+    model.addCutGenerator(&knapsack, -1, "Knapsack");
+    model.addCutGenerator(&clique, -1, "Clique");
+    model.addCutGenerator(&mir, -1, "MIR2");
+    model.addCutGenerator(&flow, -1, "FlowCover");
+    CbcRounding rounding(model);
+    model.addHeuristic(&rounding);
+    CbcHeuristicLocal local(model);
+    model.addHeuristic(&local);
+    CbcHeuristicFPump pump(model);
+    pump.setMaximumPasses(20);
+    model.addHeuristic(&pump);
+    CbcHeuristicRINS rins(model);
+    model.addHeuristic(&rins);
+    CbcHeuristicDiveCoefficient dive(model);
+    model.addHeuristic(&dive);
+    // The root LP has no time limit of its own in CBC.
+    if (auto* clp = dynamic_cast<OsiClpSolverInterface*>(model.solver())) {
+      clp->getModelPtr()->setMaximumSeconds(std::max(0.05, time_limit_s));
+    }
+    model.initialSolve();
+    if (!model.solver()->isProvenOptimal()) {
+      res.infeasible = model.solver()->isProvenPrimalInfeasible();
+      res.seconds = SecondsSince(t0);
+      return res;  // LP not solved in time (or infeasible): no solution, bound 0
+    }
+    const double root_lp = model.solver()->getObjValue();
+    if (start != nullptr) {
+      double obj = 0;
+      for (int c = 0; c < n; ++c) obj += obj_[c] * (*start)[c];
+      model.setBestSolution(start->data(), n, obj, true);
+    }
+    model.branchAndBound();
+    const double* best = model.bestSolution();
+    res.infeasible = model.isProvenInfeasible();
+    if (best != nullptr) {
+      res.has_solution = true;
+      res.x.assign(best, best + n);
+      res.objective = 0;
+      for (int c = 0; c < n; ++c) res.objective += obj_[c] * res.x[c];
+    }
+    res.optimal = res.has_solution && model.isProvenOptimal();
+    // Without a proof, trust CBC's tree bound only when it is strictly below the incumbent (a time
+    // limit during the root cuts reports the incumbent itself); the root LP is always a valid bound.
+    res.bound = root_lp;
+    if (res.optimal) {
+      res.bound = res.objective;
+    } else {
+      double bp = model.getBestPossibleObjValue();
+      if (std::isfinite(bp) && bp > res.bound && (!res.has_solution || bp < res.objective - 0.5)) res.bound = bp;
+    }
+    if (res.has_solution) res.bound = std::min(res.bound, res.objective);
+    if (!std::isfinite(res.bound) || res.bound < -1e300) res.bound = 0;
+    res.seconds = SecondsSince(t0);
+    return res;
+  }
+
+ private:
+  std::vector<double> lb_, ub_, obj_;
+  std::vector<bool> integer_;
+  std::vector<int> ri_, ci_;
+  std::vector<double> el_;
+  std::vector<double> row_lb_, row_ub_;
+};
+
+std::string Fmt(const char* f, double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof(buf), f, v);
+  return buf;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Problem structure.
+
+bool IsPreloaded(const SpillTensor& t) { return t.graph_input || t.weight; }
+
+struct Structure {
+  std::vector<int> producer;                // tensor -> op, -1 for inputs/weights
+  std::vector<std::vector<int>> consumers;  // tensor -> ops (ascending)
+  std::vector<std::vector<int>> preds;      // op -> ops it depends on (distinct, ascending)
+};
+
+Structure Analyze(const SpillProblem& p) {
+  Structure s;
+  size_t nt = p.tensors.size();
+  s.producer.assign(nt, -1);
+  s.consumers.assign(nt, {});
+  s.preds.assign(p.ops.size(), {});
+  for (size_t o = 0; o < p.ops.size(); ++o) {
+    for (int t : p.ops[o].outputs) s.producer[t] = static_cast<int>(o);
+  }
+  for (size_t o = 0; o < p.ops.size(); ++o) {
+    for (int t : p.ops[o].inputs) {
+      s.consumers[t].push_back(static_cast<int>(o));
+      if (s.producer[t] >= 0) s.preds[o].push_back(s.producer[t]);
+    }
+    std::sort(s.preds[o].begin(), s.preds[o].end());
+    s.preds[o].erase(std::unique(s.preds[o].begin(), s.preds[o].end()), s.preds[o].end());
+  }
+  return s;
+}
+
+std::string OpLabel(const SpillProblem& p, int o) {
+  return "op " + std::to_string(o) + (p.ops[o].name.empty() ? "" : " '" + p.ops[o].name + "'");
+}
+
+// ---------------------------------------------------------------------------------------------
+// Solutions.
+
+void SortMoves(std::vector<Move>* moves) {
+  auto rank = [](MoveKind k) {
+    return (k == MoveKind::kLoad || k == MoveKind::kReload) ? 0 : 1;
+  };
+  std::sort(moves->begin(), moves->end(), [&](const Move& a, const Move& b) {
+    return std::make_tuple(a.step, rank(a.kind), a.tensor, static_cast<int>(a.kind)) <
+           std::make_tuple(b.step, rank(b.kind), b.tensor, static_cast<int>(b.kind));
+  });
+}
+
+// Per tensor, for a fixed order: the steps at which it is accessed (production first, then uses).
+struct Access {
+  std::vector<std::vector<int>> points;  // tensor -> ascending distinct steps
+};
+
+Access AccessesFor(const SpillProblem& p, const Structure& s, const std::vector<int>& order) {
+  std::vector<int> step_of(p.ops.size());
+  for (size_t i = 0; i < order.size(); ++i) step_of[order[i]] = static_cast<int>(i);
+  Access a;
+  a.points.assign(p.tensors.size(), {});
+  for (size_t t = 0; t < p.tensors.size(); ++t) {
+    auto& pts = a.points[t];
+    if (s.producer[t] >= 0) pts.push_back(step_of[s.producer[t]]);
+    for (int c : s.consumers[t]) pts.push_back(step_of[c]);
+    std::sort(pts.begin(), pts.end());
+    pts.erase(std::unique(pts.begin(), pts.end()), pts.end());
+  }
+  return a;
+}
+
+// A residency piece of a solution under construction (times are steps, sizes in alignment units).
+struct Piece {
+  int tensor, first, last;
+  int64_t size;
+  double x;  // the ILP's address, when known
+};
+
+// First-fit placement of pieces in `ordering` order: each goes to the lowest address where it meets no
+// placed piece that overlaps it in time. False if one does not fit under `cap`.
+bool FirstFit(const std::vector<Piece>& pieces, const std::vector<int>& ordering, int64_t cap,
+              std::vector<int64_t>* off) {
+  off->assign(pieces.size(), 0);
+  std::vector<int> placed;
+  std::vector<std::pair<int64_t, int64_t>> busy;
+  for (int k : ordering) {
+    const Piece& pk = pieces[k];
+    if (pk.size == 0) continue;
+    busy.clear();
+    for (int q : placed) {
+      const Piece& pq = pieces[q];
+      if (pq.last < pk.first || pk.last < pq.first) continue;
+      busy.emplace_back((*off)[q], (*off)[q] + pq.size);
+    }
+    std::sort(busy.begin(), busy.end());
+    int64_t o = 0;
+    for (const auto& [b, e] : busy) {
+      if (o + pk.size <= b) break;
+      o = std::max(o, e);
+    }
+    if (o + pk.size > cap) return false;
+    (*off)[k] = o;
+    placed.push_back(k);
+  }
+  return true;
+}
+
+// Tries a few classic orderings of dynamic storage allocation (by size, by start, by area, and the
+// ILP's own address order when known).
+bool PlacePieces(const std::vector<Piece>& pieces, int64_t cap, bool use_x, std::vector<int64_t>* off) {
+  const int n = static_cast<int>(pieces.size());
+  std::vector<int> idx(n);
+  auto attempt = [&](auto less) {
+    std::iota(idx.begin(), idx.end(), 0);
+    std::stable_sort(idx.begin(), idx.end(), less);
+    return FirstFit(pieces, idx, cap, off);
+  };
+  auto key = [&](int a) { return std::make_tuple(pieces[a].tensor, pieces[a].first); };
+  if (use_x && attempt([&](int a, int b) {
+        return std::make_tuple(pieces[a].x, key(a)) < std::make_tuple(pieces[b].x, key(b));
+      })) {
+    return true;
+  }
+  if (attempt([&](int a, int b) {
+        return std::make_tuple(-pieces[a].size, pieces[a].first, key(a)) <
+               std::make_tuple(-pieces[b].size, pieces[b].first, key(b));
+      })) {
+    return true;
+  }
+  if (attempt([&](int a, int b) {
+        int64_t aa = pieces[a].size * (pieces[a].last - pieces[a].first + 1);
+        int64_t ab = pieces[b].size * (pieces[b].last - pieces[b].first + 1);
+        return std::make_tuple(-aa, key(a)) < std::make_tuple(-ab, key(b));
+      })) {
+    return true;
+  }
+  if (attempt([&](int a, int b) {
+        return std::make_tuple(pieces[a].first, -pieces[a].size, key(a)) <
+               std::make_tuple(pieces[b].first, -pieces[b].size, key(b));
+      })) {
+    return true;
+  }
+  return attempt([&](int a, int b) {
+    return std::make_tuple(-(pieces[a].last - pieces[a].first), -pieces[a].size, key(a)) <
+           std::make_tuple(-(pieces[b].last - pieces[b].first), -pieces[b].size, key(b));
+  });
+}
+
+// Builds a solution for `order` from per-tensor kept gaps: keep[t][i] says whether tensor t stays
+// resident between its access points i and i+1. With `address` (the ILP's unit address of the residency
+// containing each point) the pieces are recompacted in that address order, which always succeeds for a
+// feasible ILP solution and gives integral offsets never above the ILP's; without it (capacity model)
+// a first-fit placement is tried. kOutOfMemory if no placement is found.
+StatusOr<SpillSolution> BuildSolution(const SpillProblem& p, const Structure& s, const Access& acc,
+                                      const std::vector<int>& order,
+                                      const std::vector<std::vector<bool>>& keep,
+                                      const std::vector<std::vector<double>>* address) {
+  SpillSolution sol;
+  sol.order = order;
+  const int64_t unit = std::max<int64_t>(1, p.alignment);
+  std::vector<Piece> pieces;
+  for (size_t t = 0; t < p.tensors.size(); ++t) {
+    const auto& pts = acc.points[t];
+    if (pts.empty()) continue;
+    bool reloaded = false;
+    size_t i = 0;
+    while (i < pts.size()) {
+      size_t j = i;
+      while (j + 1 < pts.size() && keep[t][j]) ++j;
+      pieces.push_back({static_cast<int>(t), pts[i], pts[j], p.tensors[t].bytes / unit,
+                        address != nullptr ? (*address)[t][i] : 0.0});
+      bool produced_here = (i == 0 && s.producer[t] >= 0);
+      if (!produced_here) {
+        bool first_load = (i == 0 && IsPreloaded(p.tensors[t]));
+        sol.moves.push_back({pts[i], static_cast<int>(t), first_load ? MoveKind::kLoad : MoveKind::kReload});
+        if (!first_load) reloaded = true;
+      }
+      i = j + 1;
+    }
+    const SpillTensor& tt = p.tensors[t];
+    if (s.producer[t] >= 0) {
+      if (tt.graph_output) {
+        sol.moves.push_back({pts[0], static_cast<int>(t), MoveKind::kStore});
+      } else if (reloaded) {
+        sol.moves.push_back({pts[0], static_cast<int>(t), MoveKind::kSpill});
+      }
+    }
+  }
+  std::vector<int64_t> off;
+  if (!PlacePieces(pieces, p.budget / unit, address != nullptr, &off)) {
+    return Status(StatusCode::kOutOfMemory, "cosma: no placement found for the chosen residencies");
+  }
+  for (size_t k = 0; k < pieces.size(); ++k) {
+    sol.residencies.push_back({pieces[k].tensor, pieces[k].first, pieces[k].last, off[k] * unit});
+  }
+  std::sort(sol.residencies.begin(), sol.residencies.end(), [](const Residency& a, const Residency& b) {
+    return std::make_tuple(a.first_step, a.tensor) < std::make_tuple(b.first_step, b.tensor);
+  });
+  SortMoves(&sol.moves);
+  CountBytes(p, &sol);
+  return sol;
+}
+
+// ---------------------------------------------------------------------------------------------
+// The fixed-schedule ILP.
+
+// Beyond this the big-M address model rarely closes within the benchmark's limits.
+constexpr int kMaxAddressModelVars = 6000;
+
+struct FixedResult {
+  SpillSolution solution;
+  int64_t lower_bound = 0;  // bytes
+  bool optimal = false;
+  int vars = 0, rows = 0;
+  double seconds = 0;
+  std::string status;
+};
+
+// The fixed-order model. With `addresses` false only the byte capacity per step is enforced (a
+// relaxation whose optimum is a lower bound); with it, one address per residency and above/below
+// binaries for pieces that can meet in time. `min_objective` (units) is a known lower bound added as a
+// row so that CBC stops as soon as an incumbent reaches it.
+struct FixedModel {
+  Mip mip;
+  std::vector<std::vector<int>> gap, addr;
+  std::vector<int> spill;
+  std::vector<std::tuple<int, int, int, int, int, int>> pair_vars;  // ta, pa, tb, pb, below, above
+  std::vector<double> size;
+};
+
+StatusOr<FixedModel> BuildFixedModel(const SpillProblem& p, const Structure& s, const Access& acc, int steps,
+                                     bool addresses, double min_objective, double cap_scale = 1.0) {
+  const int64_t unit = std::max<int64_t>(1, p.alignment);
+  const double cap = static_cast<double>(p.budget / unit);
+  const int nt = static_cast<int>(p.tensors.size());
+  FixedModel m;
+  Mip& mip = m.mip;
+  m.size.resize(nt);
+  for (int t = 0; t < nt; ++t) m.size[t] = static_cast<double>(p.tensors[t].bytes / unit);
+  const auto& size = m.size;
+  m.gap.assign(nt, {});
+  m.addr.assign(nt, {});
+  m.spill.assign(nt, -1);
+  std::vector<std::pair<int, double>> objective_row;
+  for (int t = 0; t < nt; ++t) {
+    const auto& pts = acc.points[t];
+    if (pts.empty()) continue;
+    for (size_t i = 0; i + 1 < pts.size(); ++i) {
+      m.gap[t].push_back(mip.AddCol(0, 1, size[t], true));
+      objective_row.push_back({m.gap[t].back(), size[t]});
+    }
+    const SpillTensor& tt = p.tensors[t];
+    bool plain_activation = s.producer[t] >= 0 && !tt.graph_output;
+    if (plain_activation && !m.gap[t].empty() && size[t] > 0) {
+      m.spill[t] = mip.AddCol(0, 1, size[t], true);
+      objective_row.push_back({m.spill[t], size[t]});
+      for (int g : m.gap[t]) mip.AddRow({{m.spill[t], 1}, {g, -1}}, 0, Mip::kInf());
+    }
+    if (addresses && size[t] > 0) {
+      double hi = cap - size[t];
+      for (size_t i = 0; i < pts.size(); ++i) m.addr[t].push_back(mip.AddCol(0, hi, 0, false));
+      for (size_t i = 0; i + 1 < pts.size(); ++i) {
+        // A kept gap: both access points are in one residency, hence at one address.
+        mip.AddRow({{m.addr[t][i], 1}, {m.addr[t][i + 1], -1}, {m.gap[t][i], -hi}}, -Mip::kInf(), 0);
+        mip.AddRow({{m.addr[t][i + 1], 1}, {m.addr[t][i], -1}, {m.gap[t][i], -hi}}, -Mip::kInf(), 0);
+      }
+    } else {
+      m.addr[t].assign(pts.size(), -1);
+    }
+  }
+  if (min_objective > 0) mip.AddRow(objective_row, min_objective, Mip::kInf());
+  // Items present at each step: (tensor, point index, gap var or -1 when accessed at that step).
+  struct Item {
+    int tensor, point, gap;
+  };
+  std::vector<std::vector<Item>> at(steps);
+  for (int t = 0; t < nt; ++t) {
+    const auto& pts = acc.points[t];
+    for (size_t i = 0; i < pts.size(); ++i) {
+      at[pts[i]].push_back({t, static_cast<int>(i), -1});
+      if (i + 1 < pts.size()) {
+        for (int st = pts[i] + 1; st < pts[i + 1]; ++st) at[st].push_back({t, static_cast<int>(i), m.gap[t][i]});
+      }
+    }
+  }
+  // Capacity per step (implied by the addresses; it makes the LP relaxation much tighter).
+  for (int st = 0; st < steps; ++st) {
+    double all = 0, optional = 0;
+    std::vector<std::pair<int, double>> terms;
+    for (const Item& it : at[st]) {
+      all += size[it.tensor];
+      if (it.gap >= 0) {
+        optional += size[it.tensor];
+        terms.push_back({it.gap, -size[it.tensor]});
+      }
+    }
+    if (all - optional > cap + 1e-9) {
+      return InternalError("cosma: the accesses of step " + std::to_string(st) + " exceed the budget");
+    }
+    // cap_scale < 1 leaves room for fragmentation (a heuristic; never below what the step must hold).
+    double step_cap = std::max(all - optional, std::floor(cap * cap_scale));
+    if (all > step_cap && !terms.empty()) mip.AddRow(terms, -Mip::kInf(), step_cap - all);
+  }
+  if (!addresses) return m;
+  // Pairwise non-overlap of pieces that can be resident in the same step (tensor-overlap analysis).
+  std::map<std::tuple<int, int, int, int>, std::set<std::pair<int, int>>> pairs;
+  for (int st = 0; st < steps; ++st) {
+    const auto& items = at[st];
+    for (size_t i = 0; i < items.size(); ++i) {
+      if (size[items[i].tensor] == 0) continue;
+      for (size_t j = i + 1; j < items.size(); ++j) {
+        if (size[items[j].tensor] == 0) continue;
+        Item a = items[i], b = items[j];
+        if (a.tensor > b.tensor) std::swap(a, b);
+        pairs[{a.tensor, a.point, b.tensor, b.point}].insert({a.gap, b.gap});
+      }
+    }
+  }
+  for (const auto& [key, conditions] : pairs) {
+    auto [ta, pa, tb, pb] = key;
+    int below = mip.AddCol(0, 1, 0, true);
+    int above = mip.AddCol(0, 1, 0, true);
+    int xa = m.addr[ta][pa], xb = m.addr[tb][pb];
+    mip.AddRow({{below, 1}, {above, 1}}, -Mip::kInf(), 1);
+    for (const auto& [ga, gb] : conditions) {
+      std::vector<std::pair<int, double>> terms = {{below, 1}, {above, 1}};
+      if (ga >= 0) terms.push_back({ga, 1});
+      if (gb >= 0) terms.push_back({gb, 1});
+      mip.AddRow(terms, 1, Mip::kInf());
+    }
+    // below: xa + sa <= xb, relaxed by cap when below = 0; above symmetric.
+    mip.AddRow({{xa, 1}, {xb, -1}, {below, cap}}, -Mip::kInf(), cap - size[ta]);
+    mip.AddRow({{xb, 1}, {xa, -1}, {above, cap}}, -Mip::kInf(), cap - size[tb]);
+    m.pair_vars.emplace_back(ta, pa, tb, pb, below, above);
+  }
+  return m;
+}
+
+// Maps a solution for the same order onto the model's variables (residencies shrink to access points).
+bool WarmStart(const SpillProblem& p, const Access& acc, const FixedModel& m, const SpillSolution& warm,
+               std::vector<double>* start) {
+  const int64_t unit = std::max<int64_t>(1, p.alignment);
+  const int nt = static_cast<int>(p.tensors.size());
+  start->assign(m.mip.num_cols(), 0);
+  std::vector<std::vector<const Residency*>> res_of(nt);
+  for (const Residency& r : warm.residencies) res_of[r.tensor].push_back(&r);
+  for (int t = 0; t < nt; ++t) {
+    const auto& pts = acc.points[t];
+    std::vector<const Residency*> cover;
+    for (int st : pts) {
+      const Residency* found = nullptr;
+      for (const Residency* r : res_of[t]) {
+        if (r->first_step <= st && st <= r->last_step) found = r;
+      }
+      if (found == nullptr) return false;
+      cover.push_back(found);
+    }
+    bool any_drop = false;
+    for (size_t i = 0; i + 1 < pts.size(); ++i) {
+      bool drop = cover[i] != cover[i + 1];
+      (*start)[m.gap[t][i]] = drop ? 1 : 0;
+      any_drop |= drop;
+    }
+    if (m.spill[t] >= 0) (*start)[m.spill[t]] = any_drop ? 1 : 0;
+    for (size_t i = 0; i < pts.size(); ++i) {
+      if (m.addr[t][i] >= 0) (*start)[m.addr[t][i]] = static_cast<double>(cover[i]->offset / unit);
+    }
+  }
+  for (const auto& [ta, pa, tb, pb, below, above] : m.pair_vars) {
+    double xa = (*start)[m.addr[ta][pa]], xb = (*start)[m.addr[tb][pb]];
+    if (xa + m.size[ta] <= xb) {
+      (*start)[below] = 1;
+    } else if (xb + m.size[tb] <= xa) {
+      (*start)[above] = 1;
+    }
+    // Otherwise the two pieces are never resident together in the warm solution.
+  }
+  return true;
+}
+
+void ReadKeep(const FixedModel& m, const std::vector<double>& x, std::vector<std::vector<bool>>* keep,
+              std::vector<std::vector<double>>* address) {
+  size_t nt = m.gap.size();
+  keep->assign(nt, {});
+  address->assign(nt, {});
+  for (size_t t = 0; t < nt; ++t) {
+    for (int g : m.gap[t]) (*keep)[t].push_back(x[g] < 0.5);
+    for (int a : m.addr[t]) (*address)[t].push_back(a >= 0 ? x[a] : 0.0);
+  }
+}
+
+// Exact for the fixed order: (1) the capacity model gives a bound and a choice of residencies; if
+// first-fit places them, that is optimal. (2) Otherwise the address model, with the bound as a row.
+StatusOr<FixedResult> SolveFixed(const SpillProblem& p, const Structure& s, const std::vector<int>& order,
+                                 const SpillSolution* warm, double time_limit_s, bool verbose) {
+  Clock::time_point t0 = Clock::now();
+  const int64_t unit = std::max<int64_t>(1, p.alignment);
+  const int steps = static_cast<int>(order.size());
+  Access acc = AccessesFor(p, s, order);
+  if (warm != nullptr && warm->order != order) warm = nullptr;
+  FixedResult fr;
+
+  SP_ASSIGN_OR_RETURN(FixedModel cm, BuildFixedModel(p, s, acc, steps, /*addresses=*/false, 0));
+  std::vector<double> start;
+  bool have_start = warm != nullptr && WarmStart(p, acc, cm, *warm, &start);
+  Mip::Result r1 = cm.mip.Solve(time_limit_s - SecondsSince(t0), have_start ? &start : nullptr, verbose);
+  fr.vars = cm.mip.num_cols();
+  fr.rows = cm.mip.num_rows();
+  double bound_units = std::max(0.0, std::ceil(r1.bound - 1e-6));
+  std::vector<std::vector<bool>> keep;
+  std::vector<std::vector<double>> address;
+  if (r1.has_solution) {
+    ReadKeep(cm, r1.x, &keep, &address);
+    auto placed = BuildSolution(p, s, acc, order, keep, nullptr);
+    if (placed.ok()) {
+      fr.solution = std::move(placed).value();
+      fr.optimal = r1.optimal;
+      fr.lower_bound = r1.optimal ? fr.solution.noncompulsory_bytes
+                                  : std::min<int64_t>(static_cast<int64_t>(bound_units) * unit,
+                                                      fr.solution.noncompulsory_bytes);
+      fr.seconds = SecondsSince(t0);
+      fr.status = std::string(r1.optimal ? "optimal" : "time limit") + " (capacity model placed first-fit)";
+      return fr;
+    }
+  }
+
+  // The capacity optimum does not place: leave growing room for fragmentation until first-fit places
+  // the residencies (each success is a valid solution; the bound stays the capacity model's).
+  std::optional<SpillSolution> incumbent;
+  if (warm != nullptr) incumbent = *warm;
+  std::string how = "warm start";
+  for (double slack : {0.005, 0.01, 0.02, 0.03, 0.05, 0.075, 0.1, 0.15, 0.2, 0.3, 0.45}) {
+    double left = time_limit_s - SecondsSince(t0);
+    if (left <= 0.05) break;
+    SP_ASSIGN_OR_RETURN(FixedModel sm, BuildFixedModel(p, s, acc, steps, false, 0, 1.0 - slack));
+    Mip::Result rs = sm.mip.Solve(std::min(left, std::max(1.0, 0.1 * time_limit_s)), nullptr, verbose);
+    if (!rs.has_solution) continue;
+    ReadKeep(sm, rs.x, &keep, &address);
+    auto placed = BuildSolution(p, s, acc, order, keep, nullptr);
+    if (!placed.ok()) continue;
+    if (!incumbent || placed->noncompulsory_bytes < incumbent->noncompulsory_bytes) {
+      incumbent = std::move(placed).value();
+      how = "capacity model with " + Fmt("%.0f%%", 100 * slack) + " fragmentation room, first-fit";
+    }
+    break;
+  }
+  const double incumbent_units =
+      incumbent ? static_cast<double>(incumbent->noncompulsory_bytes / unit) : Mip::kInf();
+  // The exact address model, when small enough and not already closed by the incumbent.
+  if (incumbent_units > bound_units && time_limit_s - SecondsSince(t0) > 0.05) {
+    SP_ASSIGN_OR_RETURN(FixedModel am, BuildFixedModel(p, s, acc, steps, /*addresses=*/true, bound_units));
+    if (am.mip.num_cols() <= kMaxAddressModelVars) {
+      have_start = incumbent && WarmStart(p, acc, am, *incumbent, &start);
+      fr.vars = am.mip.num_cols();
+      fr.rows = am.mip.num_rows();
+      Mip::Result r = am.mip.Solve(time_limit_s - SecondsSince(t0), have_start ? &start : nullptr, verbose);
+      if (r.has_solution) {
+        ReadKeep(am, r.x, &keep, &address);
+        auto sol = BuildSolution(p, s, acc, order, keep, &address);
+        if (sol.ok() && (!incumbent || sol->noncompulsory_bytes <= incumbent->noncompulsory_bytes)) {
+          incumbent = std::move(sol).value();
+          how = "address model";
+        }
+      }
+      bound_units = std::max(bound_units, std::ceil(r.bound - 1e-6));
+      if (r.optimal && incumbent && incumbent->noncompulsory_bytes / unit <= r.objective + 0.5) {
+        bound_units = std::max(bound_units, static_cast<double>(incumbent->noncompulsory_bytes / unit));
+      }
+    } else {
+      how += " (address model too large: " + std::to_string(am.mip.num_cols()) + " vars)";
+    }
+  }
+  if (!incumbent) {
+    return Status(StatusCode::kInternal, "cosma: no placed solution for the fixed order within " +
+                                             Fmt("%.1f", time_limit_s) + " s");
+  }
+  fr.solution = *incumbent;
+  fr.lower_bound = std::min(static_cast<int64_t>(bound_units) * unit, fr.solution.noncompulsory_bytes);
+  fr.optimal = fr.solution.noncompulsory_bytes <= fr.lower_bound;
+  fr.seconds = SecondsSince(t0);
+  fr.status = std::string(fr.optimal ? "optimal" : "gap") + " (" + how + ")";
+  return fr;
+}
+
+// ---------------------------------------------------------------------------------------------
+// The joint scheduling ILP (byte capacity instead of addresses): a lower bound and an order.
+
+constexpr int64_t kMaxJointOpSteps = 20000;
+
+
+struct JointResult {
+  std::string skipped;  // non-empty when the model was too large to build
+  bool has_order = false;
+  std::vector<int> order;
+  int64_t lower_bound = 0;  // bytes, valid for every order and placement
+  bool optimal = false;     // the relaxation was solved to optimality
+  int vars = 0, rows = 0;
+  double seconds = 0;
+};
+
+JointResult SolveJointRelaxation(const SpillProblem& p, const Structure& s, const SpillSolution* warm,
+                                 double time_limit_s, bool verbose) {
+  Clock::time_point t0 = Clock::now();
+  JointResult jr;
+  const int64_t unit = std::max<int64_t>(1, p.alignment);
+  const double cap = static_cast<double>(p.budget / unit);
+  const int n = static_cast<int>(p.ops.size());
+  const int nt = static_cast<int>(p.tensors.size());
+  // Ancestor / descendant counts by reachability (the op list is topological).
+  std::vector<std::vector<uint64_t>> anc(n, std::vector<uint64_t>((n + 63) / 64, 0));
+  for (int o = 0; o < n; ++o) {
+    for (int q : s.preds[o]) {
+      for (size_t w = 0; w < anc[o].size(); ++w) anc[o][w] |= anc[q][w];
+      anc[o][q / 64] |= uint64_t{1} << (q % 64);
+    }
+  }
+  std::vector<int> asap(n, 0), alap(n, n - 1), desc(n, 0);
+  for (int o = 0; o < n; ++o) {
+    int c = 0;
+    for (uint64_t w : anc[o]) c += __builtin_popcountll(w);
+    asap[o] = c;
+    for (int q = 0; q < o; ++q) {
+      if (anc[o][q / 64] >> (q % 64) & 1) ++desc[q];
+    }
+  }
+  for (int o = 0; o < n; ++o) alap[o] = n - 1 - desc[o];
+  // Size guard: the time-indexed model grows with the ASAP/ALAP windows (wide on graphs with long
+  // parallel branches); past this CBC's root LP alone takes longer than the fixed-order path.
+  {
+    int64_t op_steps = 0;
+    for (int o = 0; o < n; ++o) op_steps += alap[o] - asap[o] + 1;
+    if (op_steps > kMaxJointOpSteps) {
+      jr.skipped = "joint ILP skipped: " + std::to_string(op_steps) + " op-step pairs (limit " +
+                   std::to_string(kMaxJointOpSteps) + ")";
+      return jr;
+    }
+  }
+
+  Mip mip;
+  std::vector<std::vector<int>> e(n);  // e[o][t - asap[o]]
+  for (int o = 0; o < n; ++o) {
+    for (int t = asap[o]; t <= alap[o]; ++t) e[o].push_back(mip.AddCol(0, 1, 0, true));
+  }
+  auto evar = [&](int o, int t) { return (t < asap[o] || t > alap[o]) ? -1 : e[o][t - asap[o]]; };
+  for (int o = 0; o < n; ++o) {
+    std::vector<std::pair<int, double>> terms;
+    for (int v : e[o]) terms.push_back({v, 1});
+    mip.AddRow(terms, 1, 1);
+  }
+  for (int t = 0; t < n; ++t) {
+    std::vector<std::pair<int, double>> terms;
+    for (int o = 0; o < n; ++o) {
+      int v = evar(o, t);
+      if (v >= 0) terms.push_back({v, 1});
+    }
+    mip.AddRow(terms, 1, 1);
+  }
+  // Cumulative E[o][t] = sum_{u <= t} e[o][u] (continuous; 0 before asap, 1 from alap on).
+  std::vector<std::vector<int>> cum(n);
+  for (int o = 0; o < n; ++o) {
+    for (int t = asap[o]; t < alap[o]; ++t) {
+      int v = mip.AddCol(0, 1, 0, false);
+      cum[o].push_back(v);
+      std::vector<std::pair<int, double>> terms = {{v, 1}, {evar(o, t), -1}};
+      if (t > asap[o]) terms.push_back({cum[o][t - 1 - asap[o]], -1});
+      mip.AddRow(terms, 0, 0);
+    }
+  }
+  // A term list plus a constant for E[o][t].
+  auto add_cum = [&](int o, int t, double coef, std::vector<std::pair<int, double>>* terms) -> double {
+    if (t < asap[o]) return 0;
+    if (t >= alap[o]) return coef;
+    terms->push_back({cum[o][t - asap[o]], coef});
+    return 0;
+  };
+  // Precedence: by step t, q may have run only if p ran before t.
+  for (int q = 0; q < n; ++q) {
+    for (int pr : s.preds[q]) {
+      for (int t = asap[q]; t <= std::min(alap[q], alap[pr]); ++t) {
+        std::vector<std::pair<int, double>> terms;
+        double c = add_cum(q, t, 1, &terms) + add_cum(pr, t - 1, -1, &terms);
+        if (!terms.empty()) mip.AddRow(terms, -Mip::kInf(), -c);
+      }
+    }
+  }
+  // Tensors.
+  std::vector<int> lo(nt, 0), hi(nt, -1);
+  std::vector<std::vector<int>> rv(nt), lv(nt);
+  std::vector<int> sp(nt, -1);
+  double constant = 0;
+  std::vector<std::vector<std::pair<int, double>>> cap_terms(n);
+  for (int a = 0; a < nt; ++a) {
+    const SpillTensor& ta = p.tensors[a];
+    double sz = static_cast<double>(ta.bytes / unit);
+    int prod = s.producer[a];
+    if (prod < 0 && s.consumers[a].empty()) continue;
+    if (prod >= 0) {
+      lo[a] = asap[prod];
+      hi[a] = alap[prod];
+    } else {
+      lo[a] = n;
+      hi[a] = -1;
+      for (int c : s.consumers[a]) lo[a] = std::min(lo[a], asap[c]);
+    }
+    for (int c : s.consumers[a]) hi[a] = std::max(hi[a], alap[c]);
+    bool plain = prod >= 0 && !ta.graph_output;
+    bool reloadable = !s.consumers[a].empty() || prod < 0;
+    if (plain && !s.consumers[a].empty() && sz > 0) sp[a] = mip.AddCol(0, 1, sz, true);
+    if (prod < 0) constant -= sz;
+    for (int t = lo[a]; t <= hi[a]; ++t) {
+      rv[a].push_back(mip.AddCol(0, 1, 0, true));
+      bool can_load = reloadable && (prod < 0 || t > lo[a]) && (prod < 0 || sp[a] >= 0 || ta.graph_output);
+      lv[a].push_back(can_load ? mip.AddCol(0, 1, sz, true) : -1);
+    }
+    for (int t = lo[a]; t <= hi[a]; ++t) {
+      int k = t - lo[a];
+      std::vector<std::pair<int, double>> terms = {{rv[a][k], 1}};
+      if (k > 0) terms.push_back({rv[a][k - 1], -1});
+      if (prod >= 0 && evar(prod, t) >= 0) terms.push_back({evar(prod, t), -1});
+      if (lv[a][k] >= 0) terms.push_back({lv[a][k], -1});
+      mip.AddRow(terms, -Mip::kInf(), 0);
+      if (lv[a][k] >= 0 && sp[a] >= 0) mip.AddRow({{lv[a][k], 1}, {sp[a], -1}}, -Mip::kInf(), 0);
+      std::vector<int> users = s.consumers[a];
+      if (prod >= 0) users.push_back(prod);
+      for (int u : users) {
+        int v = evar(u, t);
+        if (v >= 0) mip.AddRow({{rv[a][k], 1}, {v, -1}}, 0, Mip::kInf());
+      }
+      if (sz > 0) cap_terms[t].push_back({rv[a][k], sz});
+    }
+  }
+  // Liveness: once the producer ran and while a consumer has not, the tensor is resident or will be
+  // reloaded later: r[a][t] + F[a][t] >= E[p][t] - E[c][t], F[a][t] = sum of reloads after t.
+  for (int a = 0; a < nt; ++a) {
+    int prod = s.producer[a];
+    if (prod < 0 || hi[a] < lo[a] || s.consumers[a].empty()) continue;
+    std::vector<int> fv(hi[a] - lo[a] + 1, -1);
+    for (int t = hi[a] - 1; t >= lo[a]; --t) {
+      int k = t - lo[a];
+      int next_l = lv[a][k + 1];
+      int next_f = fv[k + 1];
+      if (next_l < 0 && next_f < 0) continue;
+      fv[k] = mip.AddCol(0, Mip::kInf(), 0, false);
+      std::vector<std::pair<int, double>> terms = {{fv[k], 1}};
+      if (next_l >= 0) terms.push_back({next_l, -1});
+      if (next_f >= 0) terms.push_back({next_f, -1});
+      mip.AddRow(terms, 0, 0);
+    }
+    for (int c : s.consumers[a]) {
+      for (int t = asap[prod]; t < alap[c]; ++t) {
+        if (t < lo[a] || t > hi[a]) continue;
+        int k = t - lo[a];
+        std::vector<std::pair<int, double>> terms = {{rv[a][k], 1}};
+        if (fv[k] >= 0) terms.push_back({fv[k], 1});
+        double c0 = add_cum(prod, t, -1, &terms) + add_cum(c, t, 1, &terms);
+        mip.AddRow(terms, -c0, Mip::kInf());
+      }
+    }
+  }
+  for (int t = 0; t < n; ++t) {
+    double total = 0;
+    for (const auto& [v, c] : cap_terms[t]) total += c;
+    if (total > cap) mip.AddRow(cap_terms[t], -Mip::kInf(), cap);
+  }
+
+  // Warm start from a full solution.
+  std::vector<double> start;
+  bool have_start = false;
+  if (warm != nullptr) {
+    have_start = true;
+    start.assign(mip.num_cols(), 0);
+    std::vector<int> step_of(n);
+    for (int i = 0; i < n; ++i) step_of[warm->order[i]] = i;
+    for (int o = 0; o < n; ++o) {
+      int v = evar(o, step_of[o]);
+      if (v < 0) {
+        have_start = false;
+        break;
+      }
+      start[v] = 1;
+    }
+    std::vector<bool> spilled(nt, false);
+    for (const Move& m : warm->moves) {
+      if (m.kind == MoveKind::kSpill) spilled[m.tensor] = true;
+    }
+    for (const Residency& r : warm->residencies) {
+      if (!have_start) break;
+      int a = r.tensor;
+      if (hi[a] < lo[a]) continue;
+      int first = std::max(r.first_step, lo[a]), last = std::min(r.last_step, hi[a]);
+      for (int t = first; t <= last; ++t) start[rv[a][t - lo[a]]] = 1;
+      if (first > last) continue;
+      bool produced = s.producer[a] >= 0 && step_of[s.producer[a]] == first;
+      if (!produced) {
+        int v = lv[a][first - lo[a]];
+        if (v < 0) {
+          have_start = false;
+          break;
+        }
+        start[v] = 1;
+      }
+    }
+    for (int a = 0; a < nt && have_start; ++a) {
+      if (sp[a] >= 0) {
+        bool any = false;
+        for (int v : lv[a]) any |= (v >= 0 && start[v] > 0.5);
+        start[sp[a]] = any ? 1 : 0;
+      }
+    }
+  }
+
+  jr.vars = mip.num_cols();
+  jr.rows = mip.num_rows();
+  Mip::Result r = mip.Solve(time_limit_s - SecondsSince(t0), have_start ? &start : nullptr, verbose);
+  double bound_units = r.bound + constant;
+  jr.lower_bound = std::max<int64_t>(0, static_cast<int64_t>(std::ceil(bound_units - 1e-6))) * unit;
+  jr.optimal = r.optimal;
+  if (r.has_solution) {
+    std::vector<int> order(n, -1);
+    bool ok = true;
+    for (int o = 0; o < n && ok; ++o) {
+      for (int t = asap[o]; t <= alap[o]; ++t) {
+        if (r.x[evar(o, t)] > 0.5) {
+          if (order[t] >= 0) ok = false;
+          order[t] = o;
+        }
+      }
+    }
+    for (int v : order) ok &= v >= 0;
+    if (ok && ValidateSpillOrder(p, order).ok()) {
+      jr.has_order = true;
+      jr.order = std::move(order);
+    }
+  }
+  jr.seconds = SecondsSince(t0);
+  return jr;
+}
+
+
+}  // namespace
+
+Status ValidateSpillProblem(const SpillProblem& p) {
+  const int nt = static_cast<int>(p.tensors.size());
+  if (p.alignment < 1) return InvalidArgument("spill problem: alignment must be >= 1");
+  if (p.budget < 0) return InvalidArgument("spill problem: negative budget");
+  std::vector<int> producer(nt, -1);
+  for (size_t t = 0; t < p.tensors.size(); ++t) {
+    const SpillTensor& tt = p.tensors[t];
+    if (tt.bytes < 0 || tt.bytes % p.alignment != 0) {
+      return InvalidArgument("spill problem: tensor '" + tt.name + "' has " + std::to_string(tt.bytes) +
+                             " bytes, not a non-negative multiple of the alignment " +
+                             std::to_string(p.alignment));
+    }
+  }
+  for (size_t o = 0; o < p.ops.size(); ++o) {
+    const SpillOp& op = p.ops[o];
+    std::set<int> seen;
+    for (int t : op.inputs) {
+      if (t < 0 || t >= nt) return InvalidArgument("spill problem: " + OpLabel(p, o) + " reads a bad tensor index");
+      if (!seen.insert(t).second) return InvalidArgument("spill problem: " + OpLabel(p, o) + " lists an input twice");
+    }
+    for (int t : op.outputs) {
+      if (t < 0 || t >= nt) return InvalidArgument("spill problem: " + OpLabel(p, o) + " writes a bad tensor index");
+      if (!seen.insert(t).second) return InvalidArgument("spill problem: " + OpLabel(p, o) + " lists a tensor twice");
+      if (producer[t] >= 0 || IsPreloaded(p.tensors[t])) {
+        return InvalidArgument("spill problem: tensor '" + p.tensors[t].name + "' has more than one producer");
+      }
+      producer[t] = static_cast<int>(o);
+    }
+  }
+  for (size_t o = 0; o < p.ops.size(); ++o) {
+    for (int t : p.ops[o].inputs) {
+      if (!IsPreloaded(p.tensors[t]) && (producer[t] < 0 || producer[t] >= static_cast<int>(o))) {
+        return InvalidArgument("spill problem: " + OpLabel(p, o) + " reads tensor '" + p.tensors[t].name +
+                               "' which is not produced before it (ops must be topologically ordered)");
+      }
+    }
+  }
+  for (size_t o = 0; o < p.ops.size(); ++o) {
+    int64_t need = 0;
+    for (int t : p.ops[o].inputs) need += p.tensors[t].bytes;
+    for (int t : p.ops[o].outputs) need += p.tensors[t].bytes;
+    if (need > p.budget) {
+      return Status(StatusCode::kOutOfMemory,
+                    OpLabel(p, o) + " needs " + std::to_string(need) +
+                        " bytes for its own inputs and outputs but the budget is " + std::to_string(p.budget) +
+                        " bytes (M_min = " + std::to_string(MinBudget(p)) +
+                        "); raise the budget or tile the op");
+    }
+  }
+  return Status::Ok();
+}
+
+Status ValidateSpillOrder(const SpillProblem& p, const std::vector<int>& order) {
+  const int n = static_cast<int>(p.ops.size());
+  if (static_cast<int>(order.size()) != n) {
+    return InvalidArgument("order has " + std::to_string(order.size()) + " steps but the problem has " +
+                           std::to_string(n) + " ops");
+  }
+  std::vector<int> step(n, -1);
+  for (int i = 0; i < n; ++i) {
+    if (order[i] < 0 || order[i] >= n || step[order[i]] >= 0) {
+      return InvalidArgument("order is not a permutation of the ops (bad or repeated entry at step " +
+                             std::to_string(i) + ")");
+    }
+    step[order[i]] = i;
+  }
+  std::vector<int> producer(p.tensors.size(), -1);
+  for (int o = 0; o < n; ++o) {
+    for (int t : p.ops[o].outputs) producer[t] = o;
+  }
+  for (int o = 0; o < n; ++o) {
+    for (int t : p.ops[o].inputs) {
+      if (producer[t] >= 0 && step[producer[t]] >= step[o]) {
+        return InvalidArgument("order runs " + OpLabel(p, o) + " before " + OpLabel(p, producer[t]) +
+                               " which produces its input '" + p.tensors[t].name + "'");
+      }
+    }
+  }
+  return Status::Ok();
+}
+
+StatusOr<SpillSolution> SolveCosma(const SpillProblem& p, const CosmaOptions& o) {
+  Clock::time_point t0 = Clock::now();
+  SP_RETURN_IF_ERROR(ValidateSpillProblem(p));
+  const bool fixed = !o.fixed_order.empty();
+  if (fixed) SP_RETURN_IF_ERROR(ValidateSpillOrder(p, o.fixed_order).WithContext("cosma fixed_order"));
+  for (const auto& w : o.warm_orders) SP_RETURN_IF_ERROR(ValidateSpillOrder(p, w).WithContext("cosma warm order"));
+  Structure s = Analyze(p);
+  const std::string method = fixed ? "cosma-fixed" : "cosma";
+
+  // Warm starts.
+  std::vector<std::vector<int>> orders;
+  if (fixed) {
+    orders.push_back(o.fixed_order);
+  } else {
+    std::vector<int> model(p.ops.size());
+    std::iota(model.begin(), model.end(), 0);
+    orders.push_back(model);
+    for (const auto& w : o.warm_orders) {
+      if (std::find(orders.begin(), orders.end(), w) == orders.end()) orders.push_back(w);
+    }
+  }
+  std::optional<SpillSolution> best;
+  auto consider = [&](StatusOr<SpillSolution> cand) {
+    if (!cand.ok() || !CheckSolution(p, *cand).ok()) return;
+    if (!best || cand->noncompulsory_bytes < best->noncompulsory_bytes) best = std::move(cand).value();
+  };
+  for (const auto& ord : orders) {
+    consider(SolveBelady(p, ord));
+    consider(SolveGreedy(p, ord));
+  }
+  auto finish = [&](SpillSolution sol, bool optimal, int64_t lb, std::string detail) {
+    sol.method = method;
+    sol.proved_optimal = optimal;
+    sol.lower_bound_bytes = optimal ? sol.noncompulsory_bytes : std::min(lb, sol.noncompulsory_bytes);
+    sol.seconds = SecondsSince(t0);
+    sol.detail = std::move(detail) + ", " + Fmt("%.3f s", sol.seconds);
+    return sol;
+  };
+  if (best && best->noncompulsory_bytes == 0) {
+    return finish(*best, true, 0, "warm start (" + best->method + ") has no non-compulsory traffic");
+  }
+
+  if (fixed) {
+    auto fr = SolveFixed(p, s, o.fixed_order, best ? &*best : nullptr, o.time_limit_s, o.verbose);
+    if (!fr.ok()) {
+      if (!best) return fr.status();
+      return finish(*best, false, 0, "cbc failed (" + fr.status().message() + "); warm start " + best->method);
+    }
+    SpillSolution sol = fr->solution;
+    if (best && best->noncompulsory_bytes < sol.noncompulsory_bytes) sol = *best;  // cannot happen when optimal
+    std::string detail = "cbc " + fr->status + ", " + std::to_string(fr->vars) + " vars, " +
+                         std::to_string(fr->rows) + " rows";
+    if (!fr->optimal) {
+      detail += ", bound " + std::to_string(fr->lower_bound) + " B, gap " +
+                std::to_string(sol.noncompulsory_bytes - fr->lower_bound) + " B";
+    }
+    return finish(sol, fr->optimal && sol.noncompulsory_bytes <= fr->lower_bound, fr->lower_bound, detail);
+  }
+
+  // Joint mode. (1) Place the candidate orders exactly with the fast fixed-order path (a quick 0 ends
+  // here). (2) The scheduling relaxation gives a bound for every order, and an order; place that too.
+  std::optional<SpillSolution> winner = best;
+  std::string detail;
+  int placed = 0;
+  auto place = [&](const std::vector<int>& ord, double limit) {
+    std::optional<SpillSolution> warm;
+    auto b = SolveBelady(p, ord);
+    auto g = SolveGreedy(p, ord);
+    if (b.ok()) warm = *b;
+    if (g.ok() && (!warm || g->noncompulsory_bytes < warm->noncompulsory_bytes)) warm = *g;
+    if (winner && winner->order == ord) warm = *winner;
+    auto fr = SolveFixed(p, s, ord, warm ? &*warm : nullptr, limit, o.verbose);
+    ++placed;
+    if (!fr.ok()) return;
+    detail += "; placement " + std::to_string(placed) + ": cbc " + fr->status + ", " + std::to_string(fr->vars) +
+              " vars, " + std::to_string(fr->rows) + " rows, " + Fmt("%.2f s", fr->seconds);
+    if (!winner || fr->solution.noncompulsory_bytes < winner->noncompulsory_bytes) winner = fr->solution;
+  };
+  for (const auto& ord : orders) {
+    if (winner && winner->noncompulsory_bytes == 0) break;
+    place(ord, 0.1 * o.time_limit_s);
+  }
+  JointResult jr;
+  if (winner && winner->noncompulsory_bytes == 0) {
+    jr.skipped = "no joint bound needed";
+  } else {
+    jr = SolveJointRelaxation(p, s, winner ? &*winner : nullptr,
+                              std::max(0.1 * o.time_limit_s, 0.6 * o.time_limit_s - SecondsSince(t0)), o.verbose);
+  }
+  detail = (!jr.skipped.empty() ? jr.skipped
+                                : "joint bound: cbc " + std::string(jr.optimal ? "optimal" : "time limit") + ", " +
+                                      std::to_string(jr.vars) + " vars, " + std::to_string(jr.rows) + " rows, " +
+                                      Fmt("%.2f s", jr.seconds)) +
+           detail;
+  if (jr.has_order && std::find(orders.begin(), orders.end(), jr.order) == orders.end() &&
+      (!winner || winner->noncompulsory_bytes > jr.lower_bound)) {
+    // Each placement gets at least a share of the limit even when the bound used it up.
+    place(jr.order, std::max(o.time_limit_s - SecondsSince(t0), 0.1 * o.time_limit_s));
+  }
+  if (!winner) return InternalError("cosma: no solution found (no warm start and CBC failed)");
+  bool optimal = winner->noncompulsory_bytes <= jr.lower_bound;
+  if (!optimal) {
+    detail += "; gap " + std::to_string(winner->noncompulsory_bytes - jr.lower_bound) + " B to the joint bound";
+  }
+  return finish(*winner, optimal, jr.lower_bound, detail);
+}
+
+}  // namespace sramplan::spill

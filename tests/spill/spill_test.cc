@@ -11,6 +11,7 @@
 #include "exec/quantize.h"
 #include "plan/verifier.h"
 #include "random_graphs.h"
+#include "test_util.h"
 
 namespace sramplan::spill {
 namespace {
@@ -179,14 +180,6 @@ TEST(Spill, CheckerCatchesBrokenSolutions) {
 
 // ---- Budget plans through the driver, the verifier and the executor. ----
 
-analysis::Schedule OrderOf(const ir::Graph& g, const plan::Plan& p) {
-  std::map<std::string, ir::OpId> ids;
-  for (const ir::Op& op : g.ops()) ids[op.name] = op.id;
-  analysis::Schedule s;
-  for (const auto& st : p.steps)
-    for (const auto& so : st.ops) s.push_back(ids.at(so.name));
-  return s;
-}
 
 StatusOr<plan::Plan> Budgeted(const ir::Graph& g, const std::string& strategy, const std::string& budget,
                               const std::string& schedule = "model", bool with_weights = false) {
@@ -205,7 +198,7 @@ std::string Execute(const ir::Graph& g, const plan::Plan& p, const exec::Quantiz
   exec::ModelData float_data;
   if (!q) float_data = *exec::MakeModelData(g, exec::kDefaultSeed);
   const exec::ModelData& data = q ? q->data : float_data;
-  auto naive = exec::RunNaive(g, OrderOf(g, p), data, q);
+  auto naive = exec::RunNaive(g, testing::PlanOrder(g, p), data, q);
   if (!naive.ok()) return "naive: " + naive.status().message();
   auto arena = exec::RunArena(g, p, data, q);
   if (!arena.ok()) return "arena: " + arena.status().message();

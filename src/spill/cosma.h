@@ -1,0 +1,55 @@
+// COSMA (Sec. III of the paper): optimal operator order, memory allocation and tensor replacement with
+// an ILP solved by CBC.
+//
+// Two modes:
+//   * fixed-schedule (Eq. 16-17): `fixed_order` is given. Per tensor, a binary per gap between its
+//     consecutive accesses (production, uses) says whether it stays resident over the gap or is dropped
+//     (paying a reload, plus one spill for a plain activation). This is exact for spill.h's timing model:
+//     any valid solution shrinks to residencies that start and end at accesses without changing its
+//     moves, and a spill can always be issued right after production. Solved in stages:
+//       1. capacity model (bytes resident per step <= budget): its optimum is a lower bound; if a
+//          first-fit placement of the chosen residencies succeeds, that is the optimum;
+//       2. otherwise the capacity model with 0.5%..45% room left for fragmentation, first-fit, as a
+//          heuristic incumbent;
+//       3. COSMA's address model (one address per residency, above/below binaries only for pieces that
+//          can be resident in the same step = tensor-overlap analysis for a fixed order, big-M = budget,
+//          the stage-1 bound as a row), warm-started from the incumbent, when it has <= 6000 variables.
+//   * joint (Eq. 1-12): no fixed order. First the model order and `warm_orders` are placed as above
+//     (a zero-traffic result ends the search). Then a time-indexed scheduling ILP (operator-at-step
+//     variables inside ASAP/ALAP windows from DAG reachability, cumulative precedence, per tensor and
+//     step resident/reload variables and one spill variable, liveness rows "produced and still needed
+//     => resident or reloaded later", byte capacity per step) gives a lower bound valid for every order
+//     and placement, and an order, which is placed with the fixed-schedule stages. proved_optimal when
+//     the best placed solution meets that bound. Addresses are not in the joint ILP (they would only
+//     weaken it); graphs with more than 20000 operator-step pairs skip it (no joint bound then).
+// Warm starts: Belady and greedy replacement on every candidate order; the best one is CBC's first
+// incumbent, and if it already has zero non-compulsory bytes it is returned without any ILP.
+#pragma once
+
+#include <vector>
+
+#include "spill/spill.h"
+#include "support/status.h"
+
+namespace sramplan::spill {
+
+struct CosmaOptions {
+  std::vector<int> fixed_order;               // empty: joint mode; else COSMA's fixed-schedule mode
+  std::vector<std::vector<int>> warm_orders;  // extra orders to build warm starts from (joint mode)
+  double time_limit_s = 60;                   // wall clock for all CBC runs (approximate: CBC checks it
+                                              // between nodes, and a last placement gets >= 10%)
+  bool verbose = false;                       // CBC's log to stdout
+};
+
+// Returns a solution that passes CheckSolution. method = "cosma" (joint) or "cosma-fixed".
+// kOutOfMemory when an op's own inputs and outputs exceed the budget; kInvalidArgument for a
+// malformed problem or an order that is not a topological permutation of the ops.
+StatusOr<SpillSolution> SolveCosma(const SpillProblem& p, const CosmaOptions& o);
+
+// Checks the problem's structure (indices, one producer per activation, topological op list) and that
+// every op fits the budget on its own (kOutOfMemory naming the op otherwise).
+Status ValidateSpillProblem(const SpillProblem& p);
+// kInvalidArgument unless `order` is a permutation of the ops that respects every dependency.
+Status ValidateSpillOrder(const SpillProblem& p, const std::vector<int>& order);
+
+}  // namespace sramplan::spill

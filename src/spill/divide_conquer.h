@@ -1,0 +1,36 @@
+// COSMA's divide-and-conquer heuristic (Sec. III-F) with automatically chosen break points.
+//
+// The (ordered) problem is cut between steps into contiguous parts of at most max_ops_per_part ops,
+// choosing the cuts (dynamic programming over cut positions) that minimise the bytes of the tensors
+// live across them. Each part is an independent SpillProblem: tensors that come from earlier parts are
+// its graph inputs (in DRAM), tensors needed by later parts are its graph outputs (stored). Each part is
+// solved with SolveCosma (fixed order, or joint inside the part), and the parts are stitched: a
+// boundary activation's store becomes a spill and its load in a later part a reload, so the stitched
+// solution passes CheckSolution and pays for every boundary crossing.
+//
+// Lower bound: the sum of the parts' lower bounds. Restricting any solution that runs the parts as the
+// same contiguous blocks of steps (for a fixed base order: any solution for that order) to one part
+// gives a feasible solution of that part's problem costing at most what it pays in the part's steps,
+// so the sum bounds them all; the gap (boundary traffic and time limits) is reported in detail.
+#pragma once
+
+#include <vector>
+
+#include "spill/spill.h"
+#include "support/status.h"
+
+namespace sramplan::spill {
+
+struct DcOptions {
+  std::vector<int> order;     // the base order; empty: the problem's op order
+  int max_ops_per_part = 40;  // at least 2
+  bool joint_parts = false;   // let each part reorder its own ops (COSMA's joint ILP inside the part)
+  double time_limit_s = 120;  // for all parts together, shared in proportion to their sizes
+  bool verbose = false;
+};
+
+// method = "cosma-dc". kOutOfMemory when an op alone does not fit the budget; kInvalidArgument for a
+// malformed problem or order.
+StatusOr<SpillSolution> SolveDivideAndConquer(const SpillProblem& p, const DcOptions& o);
+
+}  // namespace sramplan::spill

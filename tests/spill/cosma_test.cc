@@ -1,0 +1,258 @@
+// COSMA ILP (CBC): hand instances with optima worked out below, and random instances checked against
+// the timing model, the Belady/greedy baselines and the joint/fixed relation.
+#include "spill/cosma.h"
+
+#include <gtest/gtest.h>
+
+#include <numeric>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "spill/spill.h"
+
+namespace sramplan::spill {
+namespace {
+
+int AddTensor(SpillProblem* p, const std::string& name, int64_t bytes, bool input = false, bool weight = false,
+              bool output = false) {
+  SpillTensor t;
+  t.name = name;
+  t.bytes = bytes;
+  t.graph_input = input;
+  t.weight = weight;
+  t.graph_output = output;
+  p->tensors.push_back(t);
+  return static_cast<int>(p->tensors.size()) - 1;
+}
+
+void AddOp(SpillProblem* p, const std::string& name, std::vector<int> in, std::vector<int> out) {
+  p->ops.push_back({name, std::move(in), std::move(out)});
+}
+
+std::vector<int> ModelOrder(const SpillProblem& p) {
+  std::vector<int> o(p.ops.size());
+  std::iota(o.begin(), o.end(), 0);
+  return o;
+}
+
+// x(in,10) -A-> t1(10) -B-> t2(20) -C-> t3(10); D: t1,t3 -> y(out,10). Budget 30 = M_min.
+// The order is forced (a chain). At step 2 (C) t2 + t3 = 30 fill the budget, so t1, which is live from
+// step 0 to step 3, must leave: spill 10 + reload 10 = 20 non-compulsory bytes, and that suffices
+// (step 1: t1+t2 = 30, step 3: t1+t3+y = 30). Compulsory: load x 10 + store y 10 = 20.
+SpillProblem OneSpillChain() {
+  SpillProblem p;
+  int x = AddTensor(&p, "x", 10, /*input=*/true);
+  int t1 = AddTensor(&p, "t1", 10);
+  int t2 = AddTensor(&p, "t2", 20);
+  int t3 = AddTensor(&p, "t3", 10);
+  int y = AddTensor(&p, "y", 10, false, false, /*output=*/true);
+  AddOp(&p, "A", {x}, {t1});
+  AddOp(&p, "B", {t1}, {t2});
+  AddOp(&p, "C", {t2}, {t3});
+  AddOp(&p, "D", {t1, t3}, {y});
+  p.budget = 30;
+  return p;
+}
+
+TEST(CosmaTest, ChainSpillsExactlyOneTensor) {
+  SpillProblem p = OneSpillChain();
+  ASSERT_EQ(MinBudget(p), 30);
+  for (bool fixed : {true, false}) {
+    CosmaOptions o;
+    if (fixed) o.fixed_order = ModelOrder(p);
+    auto s = SolveCosma(p, o);
+    ASSERT_TRUE(s.ok()) << s.status().message();
+    EXPECT_TRUE(CheckSolution(p, *s).ok()) << CheckSolution(p, *s).message();
+    EXPECT_EQ(s->noncompulsory_bytes, 20);
+    EXPECT_EQ(s->compulsory_bytes, 20);
+    EXPECT_TRUE(s->proved_optimal) << s->detail;
+    EXPECT_EQ(s->lower_bound_bytes, 20);
+    EXPECT_EQ(s->method, fixed ? "cosma-fixed" : "cosma");
+    int spills = 0, reloads = 0;
+    for (const Move& m : s->moves) {
+      spills += m.kind == MoveKind::kSpill;
+      reloads += m.kind == MoveKind::kReload;
+      if (m.kind == MoveKind::kSpill || m.kind == MoveKind::kReload) EXPECT_EQ(p.tensors[m.tensor].name, "t1");
+    }
+    EXPECT_EQ(spills, 1);
+    EXPECT_EQ(reloads, 1);
+  }
+}
+
+// x(in,5) -A-> a(10); branch P: a -P1-> p1(10) -P2-> p2(5); branch Q: a -Q1-> q1(10) -Q2-> q2(5);
+// F: p2,q2 -> y(out,10). M_min = 20 (A: 15, P1/Q1: 20, P2/Q2: 15, F: 20); budget 25.
+// Model order A,P1,Q1,P2,Q2,F: at Q1 the accessed a + q1 = 20 and p1 (10) is live across, 30 > 25, and p1
+// is the only tensor that can leave: 20 bytes (spill + reload p1), optimal for that order.
+// Order A,P1,P2,Q1,Q2,F: live bytes 15,20,25,25,20,20 and the placement a[0,10) p1[10,20) p2[20,25),
+// q1[10,20), q2[0,5), y[5,15) fits: 0 bytes, so the joint optimum is 0.
+SpillProblem TwoBranches() {
+  SpillProblem p;
+  int x = AddTensor(&p, "x", 5, true);
+  int a = AddTensor(&p, "a", 10);
+  int p1 = AddTensor(&p, "p1", 10);
+  int q1 = AddTensor(&p, "q1", 10);
+  int p2 = AddTensor(&p, "p2", 5);
+  int q2 = AddTensor(&p, "q2", 5);
+  int y = AddTensor(&p, "y", 10, false, false, true);
+  AddOp(&p, "A", {x}, {a});
+  AddOp(&p, "P1", {a}, {p1});
+  AddOp(&p, "Q1", {a}, {q1});
+  AddOp(&p, "P2", {p1}, {p2});
+  AddOp(&p, "Q2", {q1}, {q2});
+  AddOp(&p, "F", {p2, q2}, {y});
+  p.budget = 25;
+  return p;
+}
+
+TEST(CosmaTest, JointOrderBeatsFixedModelOrder) {
+  SpillProblem p = TwoBranches();
+  CosmaOptions fixed;
+  fixed.fixed_order = ModelOrder(p);
+  auto f = SolveCosma(p, fixed);
+  ASSERT_TRUE(f.ok()) << f.status().message();
+  EXPECT_TRUE(CheckSolution(p, *f).ok());
+  EXPECT_EQ(f->noncompulsory_bytes, 20);
+  EXPECT_TRUE(f->proved_optimal);
+  EXPECT_EQ(f->order, ModelOrder(p));
+
+  auto j = SolveCosma(p, CosmaOptions{});
+  ASSERT_TRUE(j.ok()) << j.status().message();
+  EXPECT_TRUE(CheckSolution(p, *j).ok()) << CheckSolution(p, *j).message();
+  EXPECT_EQ(j->noncompulsory_bytes, 0);
+  EXPECT_TRUE(j->proved_optimal);
+}
+
+TEST(CosmaTest, WarmOrderWithZeroTrafficIsReturnedWithoutIlp) {
+  SpillProblem p = TwoBranches();
+  CosmaOptions o;
+  o.warm_orders = {{0, 1, 3, 2, 4, 5}};
+  auto s = SolveCosma(p, o);
+  ASSERT_TRUE(s.ok());
+  EXPECT_EQ(s->noncompulsory_bytes, 0);
+  EXPECT_TRUE(s->proved_optimal);
+  EXPECT_NE(s->detail.find("warm start"), std::string::npos) << s->detail;
+}
+
+// A weight w(20) read by the first and the last op of a chain whose middle op needs the whole budget:
+// the weight's first load is compulsory, the second one is a reload (20 bytes); nothing is spilled.
+TEST(CosmaTest, WeightIsReloadedNotSpilled) {
+  SpillProblem p;
+  int x = AddTensor(&p, "x", 10, true);
+  int w = AddTensor(&p, "w", 20, false, true);
+  int a = AddTensor(&p, "a", 10);
+  int b = AddTensor(&p, "b", 30);
+  int c = AddTensor(&p, "c", 10);
+  int y = AddTensor(&p, "y", 10, false, false, true);
+  AddOp(&p, "A", {x, w}, {a});  // 40
+  AddOp(&p, "B", {a}, {b});     // 40
+  AddOp(&p, "C", {b}, {c});     // 40
+  AddOp(&p, "D", {c, w}, {y});  // 40
+  p.budget = 40;
+  CosmaOptions o;
+  o.fixed_order = ModelOrder(p);
+  auto s = SolveCosma(p, o);
+  ASSERT_TRUE(s.ok()) << s.status().message();
+  EXPECT_TRUE(CheckSolution(p, *s).ok()) << CheckSolution(p, *s).message();
+  EXPECT_EQ(s->noncompulsory_bytes, 20);
+  EXPECT_EQ(s->compulsory_bytes, 10 + 20 + 10);
+  EXPECT_TRUE(s->proved_optimal);
+  for (const Move& m : s->moves) EXPECT_NE(m.kind, MoveKind::kSpill);
+}
+
+TEST(CosmaTest, BudgetBelowMinBudgetIsOutOfMemory) {
+  SpillProblem p = OneSpillChain();
+  p.budget = 29;
+  auto s = SolveCosma(p, CosmaOptions{});
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.status().code(), StatusCode::kOutOfMemory);
+  EXPECT_NE(s.status().message().find("'B'"), std::string::npos) << s.status().message();
+  EXPECT_NE(s.status().message().find("budget is 29"), std::string::npos) << s.status().message();
+}
+
+TEST(CosmaTest, BadOrderIsInvalidArgument) {
+  SpillProblem p = OneSpillChain();
+  CosmaOptions o;
+  o.fixed_order = {1, 0, 2, 3};
+  auto s = SolveCosma(p, o);
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.status().code(), StatusCode::kInvalidArgument);
+}
+
+// Random DAGs: ops read 1-3 earlier tensors or weights and write 1 (sometimes 2) tensors.
+SpillProblem RandomProblem(uint32_t seed, int n_ops, int64_t align) {
+  std::mt19937 rng(seed);
+  SpillProblem p;
+  p.alignment = align;
+  auto bytes = [&]() { return align * static_cast<int64_t>(1 + rng() % 8); };
+  std::vector<int> pool;
+  pool.push_back(AddTensor(&p, "in", bytes(), true));
+  for (int o = 0; o < n_ops; ++o) {
+    std::vector<int> in;
+    int k = 1 + static_cast<int>(rng() % 3);
+    for (int i = 0; i < k; ++i) {
+      // Prefer recent tensors (NN-like locality), sometimes a far one.
+      int back = static_cast<int>(rng() % std::min<size_t>(pool.size(), rng() % 4 == 0 ? pool.size() : 3));
+      int t = pool[pool.size() - 1 - back];
+      if (std::find(in.begin(), in.end(), t) == in.end()) in.push_back(t);
+    }
+    if (rng() % 4 == 0) in.push_back(AddTensor(&p, "w" + std::to_string(o), bytes(), false, true));
+    std::vector<int> out = {AddTensor(&p, "t" + std::to_string(o), bytes())};
+    if (rng() % 6 == 0) out.push_back(AddTensor(&p, "u" + std::to_string(o), bytes()));
+    AddOp(&p, "op" + std::to_string(o), in, out);
+    for (int t : out) pool.push_back(t);
+  }
+  // Tensors nobody reads are graph outputs.
+  std::vector<bool> read(p.tensors.size(), false);
+  for (const auto& op : p.ops)
+    for (int t : op.inputs) read[t] = true;
+  for (size_t t = 0; t < p.tensors.size(); ++t)
+    if (!read[t] && !p.tensors[t].graph_input && !p.tensors[t].weight) p.tensors[t].graph_output = true;
+  int64_t mmin = MinBudget(p);
+  p.budget = mmin + align * static_cast<int64_t>(rng() % 4);
+  return p;
+}
+
+TEST(CosmaTest, RandomInstancesAreValidAndNeverWorseThanBaselines) {
+  int joint_strictly_better = 0;
+  for (uint32_t seed = 1; seed <= 16; ++seed) {
+    SpillProblem p = RandomProblem(seed, 5 + static_cast<int>(seed % 5), seed % 3 == 0 ? 4 : 1);
+    SCOPED_TRACE("seed " + std::to_string(seed));
+    std::vector<int> order = ModelOrder(p);
+    auto belady = SolveBelady(p, order);
+    auto greedy = SolveGreedy(p, order);
+    ASSERT_TRUE(belady.ok()) << belady.status().message();
+    ASSERT_TRUE(greedy.ok()) << greedy.status().message();
+    CosmaOptions fo;
+    fo.fixed_order = order;
+    fo.time_limit_s = 3;
+    auto f = SolveCosma(p, fo);
+    ASSERT_TRUE(f.ok()) << f.status().message();
+    ASSERT_TRUE(CheckSolution(p, *f).ok()) << CheckSolution(p, *f).message();
+    EXPECT_EQ(f->order, order);
+    EXPECT_LE(f->noncompulsory_bytes, belady->noncompulsory_bytes);
+    EXPECT_LE(f->noncompulsory_bytes, greedy->noncompulsory_bytes);
+    EXPECT_TRUE(f->proved_optimal) << f->detail;
+    EXPECT_LE(f->lower_bound_bytes, f->noncompulsory_bytes);
+
+    CosmaOptions jo;
+    jo.time_limit_s = 3;
+    auto j = SolveCosma(p, jo);
+    ASSERT_TRUE(j.ok()) << j.status().message();
+    ASSERT_TRUE(CheckSolution(p, *j).ok()) << CheckSolution(p, *j).message();
+    // The joint optimum can only be better than the fixed-order optimum, and its bound holds for every
+    // order, in particular the model order.
+    if (j->proved_optimal) EXPECT_LE(j->noncompulsory_bytes, f->noncompulsory_bytes);
+    EXPECT_LE(j->lower_bound_bytes, f->noncompulsory_bytes);
+    EXPECT_LE(j->lower_bound_bytes, j->noncompulsory_bytes);
+    if (j->noncompulsory_bytes < f->noncompulsory_bytes) ++joint_strictly_better;
+    // Determinism: the same input gives the same solution.
+    auto f2 = SolveCosma(p, fo);
+    ASSERT_TRUE(f2.ok());
+    EXPECT_EQ(f2->noncompulsory_bytes, f->noncompulsory_bytes);
+  }
+  RecordProperty("joint_strictly_better", joint_strictly_better);
+}
+
+}  // namespace
+}  // namespace sramplan::spill

@@ -1,0 +1,179 @@
+// Divide and conquer: forced cuts on a chain (boundary traffic worked out by hand), and random DAGs
+// where the stitched solution is valid and sits between its lower bound and the fixed-order optimum.
+#include "spill/divide_conquer.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <numeric>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "spill/cosma.h"
+#include "spill/spill.h"
+
+namespace sramplan::spill {
+namespace {
+
+int AddTensor(SpillProblem* p, const std::string& name, int64_t bytes, bool input = false, bool weight = false,
+              bool output = false) {
+  SpillTensor t;
+  t.name = name;
+  t.bytes = bytes;
+  t.graph_input = input;
+  t.weight = weight;
+  t.graph_output = output;
+  p->tensors.push_back(t);
+  return static_cast<int>(p->tensors.size()) - 1;
+}
+
+void AddOp(SpillProblem* p, const std::string& name, std::vector<int> in, std::vector<int> out) {
+  p->ops.push_back({name, std::move(in), std::move(out)});
+}
+
+// x -> t1 -> t2 -> t3 -> t4 -> t5 -> y, all 10 bytes, budget 20 = M_min: the whole chain runs with
+// no traffic. With at most 3 ops per part the only cut is before step 3, crossed by t3 (produced at
+// step 2, read at step 3): the first part stores it (a spill, 10 B) and the second loads it (a reload,
+// 10 B), so D&C pays 20 B while its bound (sum of the parts' optima) is 0.
+TEST(DivideAndConquerTest, ChainCutPaysForTheBoundaryTensor) {
+  SpillProblem p;
+  int prev = AddTensor(&p, "x", 10, true);
+  for (int i = 1; i <= 6; ++i) {
+    int t = AddTensor(&p, i == 6 ? "y" : "t" + std::to_string(i), 10, false, false, i == 6);
+    AddOp(&p, "op" + std::to_string(i), {prev}, {t});
+    prev = t;
+  }
+  p.budget = 20;
+  DcOptions o;
+  o.max_ops_per_part = 3;
+  auto s = SolveDivideAndConquer(p, o);
+  ASSERT_TRUE(s.ok()) << s.status().message();
+  ASSERT_TRUE(CheckSolution(p, *s).ok()) << CheckSolution(p, *s).message();
+  EXPECT_EQ(s->method, "cosma-dc");
+  EXPECT_EQ(s->noncompulsory_bytes, 20);
+  EXPECT_EQ(s->lower_bound_bytes, 0);
+  EXPECT_FALSE(s->proved_optimal);
+  EXPECT_NE(s->detail.find("2 parts"), std::string::npos) << s->detail;
+  int spills = 0, reloads = 0;
+  for (const Move& m : s->moves) {
+    if (m.kind == MoveKind::kSpill) {
+      ++spills;
+      EXPECT_EQ(p.tensors[m.tensor].name, "t3");
+    }
+    if (m.kind == MoveKind::kReload) {
+      ++reloads;
+      EXPECT_EQ(p.tensors[m.tensor].name, "t3");
+      EXPECT_EQ(m.step, 3);
+    }
+  }
+  EXPECT_EQ(spills, 1);
+  EXPECT_EQ(reloads, 1);
+
+  // One part covering everything is the plain fixed-order ILP: 0 bytes, proved.
+  o.max_ops_per_part = 6;
+  auto whole = SolveDivideAndConquer(p, o);
+  ASSERT_TRUE(whole.ok());
+  EXPECT_EQ(whole->noncompulsory_bytes, 0);
+  EXPECT_TRUE(whole->proved_optimal);
+}
+
+// A weight read in two parts: its first load is compulsory, the copy in the second part a reload.
+TEST(DivideAndConquerTest, WeightUsedInTwoPartsIsReloadedOnce) {
+  SpillProblem p;
+  int x = AddTensor(&p, "x", 10, true);
+  int w = AddTensor(&p, "w", 5, false, true);
+  int a = AddTensor(&p, "a", 10);
+  int b = AddTensor(&p, "b", 10);
+  int c = AddTensor(&p, "c", 10);
+  int y = AddTensor(&p, "y", 10, false, false, true);
+  AddOp(&p, "A", {x, w}, {a});
+  AddOp(&p, "B", {a}, {b});
+  AddOp(&p, "C", {b}, {c});
+  AddOp(&p, "D", {c, w}, {y});
+  p.budget = 40;  // everything fits: the whole problem needs no traffic at all
+  DcOptions o;
+  o.max_ops_per_part = 2;  // parts {A,B} and {C,D}; b and w cross the cut
+  auto s = SolveDivideAndConquer(p, o);
+  ASSERT_TRUE(s.ok()) << s.status().message();
+  ASSERT_TRUE(CheckSolution(p, *s).ok()) << CheckSolution(p, *s).message();
+  // b: spill 10 + reload 10; w: reload 5.
+  EXPECT_EQ(s->noncompulsory_bytes, 25);
+  EXPECT_EQ(s->compulsory_bytes, 10 + 5 + 10);
+}
+
+TEST(DivideAndConquerTest, BudgetBelowMinBudgetIsOutOfMemory) {
+  SpillProblem p;
+  int x = AddTensor(&p, "x", 10, true);
+  int y = AddTensor(&p, "y", 10, false, false, true);
+  AddOp(&p, "only", {x}, {y});
+  p.budget = 19;
+  auto s = SolveDivideAndConquer(p, DcOptions{});
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.status().code(), StatusCode::kOutOfMemory);
+  EXPECT_NE(s.status().message().find("'only'"), std::string::npos) << s.status().message();
+}
+
+SpillProblem RandomProblem(uint32_t seed, int n_ops) {
+  std::mt19937 rng(seed);
+  SpillProblem p;
+  auto bytes = [&]() { return static_cast<int64_t>(1 + rng() % 8); };
+  std::vector<int> pool;
+  pool.push_back(AddTensor(&p, "in", bytes(), true));
+  for (int o = 0; o < n_ops; ++o) {
+    std::vector<int> in;
+    int k = 1 + static_cast<int>(rng() % 2);
+    for (int i = 0; i < k; ++i) {
+      int back = static_cast<int>(rng() % std::min<size_t>(pool.size(), rng() % 5 == 0 ? 6 : 2));
+      int t = pool[pool.size() - 1 - back];
+      if (std::find(in.begin(), in.end(), t) == in.end()) in.push_back(t);
+    }
+    if (rng() % 5 == 0) in.push_back(AddTensor(&p, "w" + std::to_string(o), bytes(), false, true));
+    int out = AddTensor(&p, "t" + std::to_string(o), bytes());
+    AddOp(&p, "op" + std::to_string(o), in, {out});
+    pool.push_back(out);
+  }
+  std::vector<bool> read(p.tensors.size(), false);
+  for (const auto& op : p.ops)
+    for (int t : op.inputs) read[t] = true;
+  for (size_t t = 0; t < p.tensors.size(); ++t)
+    if (!read[t] && !p.tensors[t].graph_input && !p.tensors[t].weight) p.tensors[t].graph_output = true;
+  p.budget = MinBudget(p) + static_cast<int64_t>(rng() % 6);
+  return p;
+}
+
+TEST(DivideAndConquerTest, RandomInstancesAreValidAndBracketTheOptimum) {
+  for (uint32_t seed = 1; seed <= 6; ++seed) {
+    SCOPED_TRACE("seed " + std::to_string(seed));
+    SpillProblem p = RandomProblem(seed, 12 + static_cast<int>(seed % 3) * 4);
+    std::vector<int> order(p.ops.size());
+    std::iota(order.begin(), order.end(), 0);
+    DcOptions o;
+    o.max_ops_per_part = 6;
+    o.time_limit_s = 2;
+    auto dc = SolveDivideAndConquer(p, o);
+    ASSERT_TRUE(dc.ok()) << dc.status().message();
+    ASSERT_TRUE(CheckSolution(p, *dc).ok()) << CheckSolution(p, *dc).message();
+    EXPECT_EQ(dc->order, order);
+    EXPECT_LE(dc->lower_bound_bytes, dc->noncompulsory_bytes);
+
+    CosmaOptions co;
+    co.fixed_order = order;
+    co.time_limit_s = 2;
+    auto opt = SolveCosma(p, co);
+    ASSERT_TRUE(opt.ok()) << opt.status().message();
+    // The parts' bounds are a bound for every solution of this order; D&C is one such solution.
+    EXPECT_LE(dc->lower_bound_bytes, opt->noncompulsory_bytes) << dc->detail;
+    if (opt->proved_optimal) EXPECT_GE(dc->noncompulsory_bytes, opt->noncompulsory_bytes) << dc->detail;
+
+    // Parts that may reorder their own ops are valid too.
+    o.joint_parts = true;
+    auto dcj = SolveDivideAndConquer(p, o);
+    ASSERT_TRUE(dcj.ok()) << dcj.status().message();
+    ASSERT_TRUE(CheckSolution(p, *dcj).ok()) << CheckSolution(p, *dcj).message();
+    EXPECT_LE(dcj->lower_bound_bytes, dcj->noncompulsory_bytes);
+  }
+}
+
+}  // namespace
+}  // namespace sramplan::spill
