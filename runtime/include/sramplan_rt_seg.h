@@ -32,19 +32,24 @@
  * input) the kernels give exactly the bytes of the plain kernels of sramplan_rt_int8.h.
  *
  * ---- Access order (the contract; "read X" = every byte of X is read, "write" = stored) ----------
+ * The order is the one of the overlap analysis (src/segment/overlap.h, the kernel builders): the
+ * kernels run in STEPS, and every step performs ALL of its pool reads before ANY of its pool
+ * writes (the result of a step is computed into a caller-provided workspace and then copied to
+ * the pool). Steps run in the order below.
  * Output pixels p = (oh, ow) are always visited in row-major order; "taps" are the (r, s) of the
  * RxS window in row-major order, skipping taps outside the input (padding contributes nothing).
  * Input pixel of tap (r, s): ih = oh*stride_h - pad_top + r*dilation_h, iw likewise.
- *   FC (M x K -> M x N):  for m: for n: { read in[m, 0..K); write out[m, n] }.
+ *   FC (M x K -> M x N, output chunks of CH = shape->chunk bytes, the plan's segment size):
+ *       for m: for n0 = 0, CH, 2CH, ...: { read in[m, 0..K); write out[m, n0..min(n0+CH, N)) }
+ *       (FullyConnectedKernel(M, K, N, CH)).
  *   Pointwise (1x1, no padding, any stride; C_in -> C_out):
- *       for p: for k: { read in[oh*sh, ow*sw, 0..C_in); write out[p, k] }.
+ *       for p: { read in[oh*sh, ow*sw, 0..C_in); write out[p, 0..C_out) }  (PointwiseConvKernel).
  *   Conv2D (any R, S, stride, padding, dilation; C_in -> C_out; sp_seg_conv_s8 uses the pointwise
  *       loop when R = S = 1 with no padding, which is the same order):
- *       for p: for k: { for tap: read in[ih, iw, 0..C_in); write out[p, k] }.
- *   Depthwise (C_out = C_in = C, depth multiplier 1), channels in chunks of SP_SEG_DW_CHUNK:
- *       for p: for c0 = 0, CH, 2CH, ...: { for tap: read in[ih, iw, c0..c1);
- *                                          write out[p, c0..c1) in ascending order },
- *       c1 = min(c0 + SP_SEG_DW_CHUNK, C).
+ *       for p: { for tap: read in[ih, iw, 0..C_in); write out[p, 0..C_out) }  (Conv2DKernel).
+ *   Depthwise (C_out = C_in = C, depth multiplier 1): the Conv2D order (DepthwiseConvKernel);
+ *       inside a step the taps are read in channel chunks of SP_SEG_DW_CHUNK (registers), the
+ *       results collected in the workspace, and the pixel stored after the last chunk.
  *   Fused inverted bottleneck (expand 1x1 C_in -> C_mid, depthwise RxS on C_mid, project 1x1
  *       C_mid -> C_out, optional residual add of the block input):
  *       for oh: { column cache emptied;
@@ -60,9 +65,18 @@
  *       input pixel of the window rows is expanded once; across output rows an expanded pixel is
  *       recomputed for each output row whose window covers it (about R / stride_h times; 3x for a
  *       3x3 stride-1 block, 1.5x for stride 2) -- the price of keeping R*S + 2 slots.
+ *       Against InvertedBottleneckKernel's contract (every step reads its whole window) this
+ *       reads each pixel no later and writes no earlier, so its minimal shift is <= the ISL one.
  *   Within one "{ read ...; write ... }" all reads precede the write. No kernel reads its output.
  *
- * ---- Workspace of the bottleneck (the only kernel with one; outside the pool) -------------------
+ * ---- Workspaces (caller-provided, outside the input and output ranges; checked for size) -------
+ *   FC: min(chunk, N) bytes (one output chunk). Conv2D, depthwise: C_out bytes (one output
+ *   pixel; a 1x1 unpadded Conv2D runs the pointwise loop and needs what it needs). Pointwise:
+ *   min(C_in, C_out) bytes (the output pixel when C_out <= C_in, else the input pixel, copied
+ *   before the outputs are computed straight into the pool). A workspace may lie in the same
+ *   memory as the pool (e.g. another buffer of the same arena) as long as it overlaps neither
+ *   the input nor the output bytes.
+ * ---- Workspace of the bottleneck ----------------------------------------------------------------
  *   R*S slots of C_mid bytes (the expanded window, tensor B), one slot of C_mid bytes (the
  *   depthwise result, tensor C) and, with a residual, one slot of C_out bytes (the projected pixel,
  *   tensor D, before the add):
@@ -111,9 +125,11 @@ typedef struct {
   int32_t act_max;
 } sp_seg_layer_s8_t;
 
-/* FC: input M x K, output M x N. */
+/* FC: input M x K, output M x N; `chunk` output bytes per step (the plan's segment size,
+ * clamped to N; 0 = min(K, N), the paper's rule). */
 typedef struct {
   int32_t m, k, n;
+  int32_t chunk;
 } sp_seg_fc_shape_t;
 
 /* Conv2D / pointwise / depthwise on an H x W x C_in NHWC input (N = 1). Output
@@ -152,18 +168,27 @@ int32_t sp_seg_bottleneck_out_w(const sp_seg_bottleneck_shape_t* shape);
 /* (R*S + 1) * C_mid + (has_residual ? C_out : 0); C_mid is C_in without expansion. */
 int32_t sp_seg_bottleneck_workspace_bytes(const sp_seg_bottleneck_shape_t* shape);
 
+/* workspace_bytes >= min(chunk, N) (see sp_seg_fc_shape_t), else SP_BAD_ARGUMENT. */
 sp_status_t sp_seg_fully_connected_s8(const sp_seg_pool_t* pool, int32_t in_start,
                                       int32_t out_start, const sp_seg_fc_shape_t* shape,
-                                      const sp_seg_layer_s8_t* layer);
-/* R = S = 1, zero padding, any stride. */
+                                      const sp_seg_layer_s8_t* layer, int8_t* workspace,
+                                      int32_t workspace_bytes);
+/* R = S = 1, zero padding, any stride. workspace_bytes >= min(C_in, C_out). */
 sp_status_t sp_seg_pointwise_s8(const sp_seg_pool_t* pool, int32_t in_start, int32_t out_start,
-                                const sp_seg_conv_shape_t* shape, const sp_seg_layer_s8_t* layer);
-/* Any R, S (R*S <= SP_SEG_MAX_TAPS), stride, padding, dilation; groups = 1. */
+                                const sp_seg_conv_shape_t* shape, const sp_seg_layer_s8_t* layer,
+                                int8_t* workspace, int32_t workspace_bytes);
+/* Any R, S (R*S <= SP_SEG_MAX_TAPS), stride, padding, dilation; groups = 1.
+ * workspace_bytes >= C_out, or min(C_in, C_out) when R = S = 1 without padding (it then runs
+ * sp_seg_pointwise_s8). Depthwise: workspace_bytes >= C. */
 sp_status_t sp_seg_conv_s8(const sp_seg_pool_t* pool, int32_t in_start, int32_t out_start,
-                           const sp_seg_conv_shape_t* shape, const sp_seg_layer_s8_t* layer);
+                           const sp_seg_conv_shape_t* shape, const sp_seg_layer_s8_t* layer,
+                           int8_t* workspace, int32_t workspace_bytes);
 /* c_out == c_in, depth multiplier 1. */
 sp_status_t sp_seg_depthwise_s8(const sp_seg_pool_t* pool, int32_t in_start, int32_t out_start,
-                                const sp_seg_conv_shape_t* shape, const sp_seg_layer_s8_t* layer);
+                                const sp_seg_conv_shape_t* shape, const sp_seg_layer_s8_t* layer,
+                                int8_t* workspace, int32_t workspace_bytes);
+/* Workspace bytes of the FC kernel: min(chunk, N); 0 on a bad shape. */
+int32_t sp_seg_fc_workspace_bytes(const sp_seg_fc_shape_t* shape);
 /* workspace_bytes must be >= sp_seg_bottleneck_workspace_bytes(shape); only that many are used. */
 sp_status_t sp_seg_bottleneck_s8(const sp_seg_pool_t* pool, int32_t in_start, int32_t out_start,
                                  const sp_seg_bottleneck_shape_t* shape,

@@ -113,68 +113,98 @@ int32_t sp_seg_bottleneck_workspace_bytes(const sp_seg_bottleneck_shape_t* s) {
 }
 #endif
 
-/* ---- One output row from one input row (FC row, pointwise pixel) ------------------------------
- * for k: { read in[0..kin); write out[k] }. The input row is x1[0..n1) ++ x2[0..n2) (split at the
- * pool end); `count` outputs go to dst[0..count) with weights w (kin per output), bias, rq already
- * offset to the first of them. tr_in / tr_out: logical offsets (tracing only). */
+/* ---- Stores and rows ------------------------------------------------------------------------ */
+
+/* Copies n (<= size) bytes from src (the workspace) to pool position pos, split at the pool end. */
+static inline void seg_store(int8_t* base, int32_t size, int32_t pos, const int8_t* src,
+                             int32_t n) {
+  const int32_t n1 = SP_MIN(n, size - pos);
+  memcpy(base + pos, src, (size_t)n1);
+  if (n1 < n) memcpy(base, src + n1, (size_t)(n - n1));
+}
+
+/* A caller-provided workspace of at least `need` bytes. */
+static int seg_ws_ok(const int8_t* workspace, int32_t workspace_bytes, int32_t need) {
+  return workspace != 0 && need >= 0 && workspace_bytes >= need;
+}
+
+/* `count` outputs of one input row x1[0..n1) ++ x2[0..n2) into dst[0..count) (the workspace);
+ * weights w (kin per output), bias, rq already offset to the first of them. */
 static inline void seg_row_part(const int8_t* x1, int32_t n1, const int8_t* x2, int32_t n2,
                                 const int8_t* w, int32_t kin, const int32_t* bias,
                                 const sp_requant_t* rq, int32_t in_off, int32_t out_zp,
-                                int32_t act_min, int32_t act_max, int8_t* dst, int32_t count,
-                                int32_t tr_in, int32_t tr_out) {
+                                int32_t act_min, int32_t act_max, int8_t* dst, int32_t count) {
   int32_t k;
-  (void)tr_in;
-  (void)tr_out;
   for (k = 0; k < count; ++k) {
-    int32_t acc;
-    SP_SEG_TR_READ(tr_in, kin);
-    acc = seg_dot(x1, w, n1, in_off);
+    int32_t acc = seg_dot(x1, w, n1, in_off);
     if (n2) acc += seg_dot(x2, w + n1, n2, in_off);
     if (bias) acc += bias[k];
     dst[k] = seg_requant(acc, &rq[k], out_zp, act_min, act_max);
-    SP_SEG_TR_WRITE(tr_out + k, 1);
     w += kin;
   }
 }
 
-/* in_pos / out_pos: pool positions of the rows. */
-static inline void seg_row_s8(int8_t* base, int32_t size, int32_t in_pos, int32_t kin,
-                              int32_t out_pos, int32_t nout, const sp_seg_layer_s8_t* l,
-                              int32_t tr_in, int32_t tr_out) {
-  /* Layer fields in locals: a store through dst (int8_t) could alias *l otherwise. */
+/* Outputs [k0, k0 + count) of one row (the input row of kin bytes at pool position in_pos) into
+ * ws[0..count). Reads the pool only. */
+static inline void seg_row_s8(const int8_t* base, int32_t size, int32_t in_pos, int32_t kin,
+                              int32_t k0, int32_t count, const sp_seg_layer_s8_t* l, int8_t* ws) {
+  /* Layer fields in locals: a store through ws (int8_t) could alias *l otherwise. */
   const int32_t n1 = SP_MIN(kin, size - in_pos);
-  const int32_t o1 = SP_MIN(nout, size - out_pos);
   const int32_t in_off = -l->in_zp;
-  const int8_t* const w = l->weights;
-  const int32_t* const bias = l->bias;
-  const sp_requant_t* const rq = l->rq;
+  const int8_t* const w = l->weights + k0 * kin;
+  const int32_t* const bias = l->bias ? l->bias + k0 : 0;
+  const sp_requant_t* const rq = l->rq + k0;
   const int32_t out_zp = l->out_zp, act_min = l->act_min, act_max = l->act_max;
-  if (n1 == kin && o1 == nout) { /* the common case: nothing wraps (n2 = 0 is a constant) */
+  if (n1 == kin) /* the common case: the row does not wrap (n2 = 0 is a constant) */
     seg_row_part(base + in_pos, kin, base, 0, w, kin, bias, rq, in_off, out_zp, act_min, act_max,
-                 base + out_pos, nout, tr_in, tr_out);
-    return;
-  }
-  seg_row_part(base + in_pos, n1, base, kin - n1, w, kin, bias, rq, in_off, out_zp, act_min,
-               act_max, base + out_pos, o1, tr_in, tr_out);
-  if (o1 < nout) /* the output row wraps: the rest starts at the pool's beginning */
-    seg_row_part(base + in_pos, n1, base, kin - n1, w + o1 * kin, kin, bias ? bias + o1 : 0,
-                 rq + o1, in_off, out_zp, act_min, act_max, base, nout - o1, tr_in, tr_out + o1);
+                 ws, count);
+  else
+    seg_row_part(base + in_pos, n1, base, kin - n1, w, kin, bias, rq, in_off, out_zp, act_min,
+                 act_max, ws, count);
 }
 
-SP_SEG_LINKAGE sp_status_t SP_SEG_FN(sp_seg_fully_connected_s8)(const sp_seg_pool_t* pool,
-                                                                int32_t in_start, int32_t out_start,
-                                                                const sp_seg_fc_shape_t* shape,
-                                                                const sp_seg_layer_s8_t* layer) {
-  int32_t size, in_bytes, out_bytes, m;
+/* Output bytes per FC step: shape->chunk, 0 = min(K, N); at most N. -1 if negative. */
+static int32_t seg_fc_chunk(const sp_seg_fc_shape_t* s) {
+  int32_t c = s->chunk;
+  if (c < 0) return -1;
+  if (c == 0) c = SP_MIN(s->k, s->n);
+  return SP_MIN(c, s->n);
+}
+
+#ifndef SP_SEG_TRACING
+int32_t sp_seg_fc_workspace_bytes(const sp_seg_fc_shape_t* shape) {
+  int32_t c;
+  if (shape == 0 || shape->k < 1 || shape->n < 1) return 0;
+  c = seg_fc_chunk(shape);
+  return c < 1 ? 0 : c;
+}
+#endif
+
+SP_SEG_LINKAGE sp_status_t SP_SEG_FN(sp_seg_fully_connected_s8)(
+    const sp_seg_pool_t* pool, int32_t in_start, int32_t out_start, const sp_seg_fc_shape_t* shape,
+    const sp_seg_layer_s8_t* layer, int8_t* workspace, int32_t workspace_bytes) {
+  int32_t size, in_bytes, out_bytes, m, n0, chunk;
   sp_status_t st;
   if (shape == 0 || !seg_layer_ok(layer) || !seg_bytes_ok(shape->m, shape->k, 1, &in_bytes) ||
       !seg_bytes_ok(shape->m, shape->n, 1, &out_bytes))
     return SP_BAD_ARGUMENT;
+  chunk = seg_fc_chunk(shape);
+  if (chunk < 1 || !seg_ws_ok(workspace, workspace_bytes, chunk)) return SP_BAD_ARGUMENT;
   st = seg_pool_check(pool, in_start, out_start, in_bytes, out_bytes, &size);
   if (st != SP_OK) return st;
-  for (m = 0; m < shape->m; ++m) {
-    seg_row_s8(pool->base, size, seg_pos(in_start, m * shape->k, size), shape->k,
-               seg_pos(out_start, m * shape->n, size), shape->n, layer, m * shape->k, m * shape->n);
+  {
+    int8_t* const base = pool->base;
+    const int32_t K = shape->k, N = shape->n;
+    for (m = 0; m < shape->m; ++m) {
+      const int32_t in_pos = seg_pos(in_start, m * K, size);
+      for (n0 = 0; n0 < N; n0 += chunk) {
+        const int32_t cnt = SP_MIN(chunk, N - n0);
+        SP_SEG_TR_READ(m * K, K);
+        seg_row_s8(base, size, in_pos, K, n0, cnt, layer, workspace);
+        seg_store(base, size, seg_pos(out_start, m * N + n0, size), workspace, cnt);
+        SP_SEG_TR_WRITE(m * N + n0, cnt);
+      }
+    }
   }
   return SP_OK;
 }
@@ -182,6 +212,7 @@ SP_SEG_LINKAGE sp_status_t SP_SEG_FN(sp_seg_fully_connected_s8)(const sp_seg_poo
 /* Conv-family shape check; fills the output dims and byte counts. */
 static sp_status_t seg_conv_check(const sp_seg_pool_t* pool, int32_t in_start, int32_t out_start,
                                   const sp_seg_conv_shape_t* s, const sp_seg_layer_s8_t* layer,
+                                  const int8_t* workspace, int32_t workspace_bytes, int32_t ws_need,
                                   int32_t* oh, int32_t* ow, int32_t* size) {
   int32_t in_bytes, out_bytes;
   if (s == 0 || !seg_layer_ok(layer) || s->r < 1 || s->s < 1 || s->r * s->s > SP_SEG_MAX_TAPS ||
@@ -191,7 +222,8 @@ static sp_status_t seg_conv_check(const sp_seg_pool_t* pool, int32_t in_start, i
   *oh = seg_out_dim(s->h, s->pad_top, s->pad_bottom, s->r, s->dilation_h, s->stride_h);
   *ow = seg_out_dim(s->w, s->pad_left, s->pad_right, s->s, s->dilation_w, s->stride_w);
   if (!seg_bytes_ok(s->h, s->w, s->c_in, &in_bytes) ||
-      !seg_bytes_ok(*oh, *ow, s->c_out, &out_bytes))
+      !seg_bytes_ok(*oh, *ow, s->c_out, &out_bytes) ||
+      !seg_ws_ok(workspace, workspace_bytes, ws_need))
     return SP_BAD_ARGUMENT;
   return seg_pool_check(pool, in_start, out_start, in_bytes, out_bytes, size);
 }
@@ -199,20 +231,53 @@ static sp_status_t seg_conv_check(const sp_seg_pool_t* pool, int32_t in_start, i
 SP_SEG_LINKAGE sp_status_t SP_SEG_FN(sp_seg_pointwise_s8)(const sp_seg_pool_t* pool,
                                                           int32_t in_start, int32_t out_start,
                                                           const sp_seg_conv_shape_t* shape,
-                                                          const sp_seg_layer_s8_t* layer) {
+                                                          const sp_seg_layer_s8_t* layer,
+                                                          int8_t* workspace,
+                                                          int32_t workspace_bytes) {
   int32_t oh, ow, OH, OW, size;
-  const sp_status_t st = seg_conv_check(pool, in_start, out_start, shape, layer, &OH, &OW, &size);
+  const sp_status_t st =
+      seg_conv_check(pool, in_start, out_start, shape, layer, workspace, workspace_bytes,
+                     shape ? SP_MIN(shape->c_in, shape->c_out) : 0, &OH, &OW, &size);
   if (st != SP_OK) return st;
   if (shape->r != 1 || shape->s != 1 || shape->pad_top || shape->pad_left || shape->pad_bottom ||
       shape->pad_right)
     return SP_BAD_ARGUMENT;
-  for (oh = 0; oh < OH; ++oh) {
-    const int32_t in_row = oh * shape->stride_h * shape->w;
-    for (ow = 0; ow < OW; ++ow) {
-      const int32_t in_off = (in_row + ow * shape->stride_w) * shape->c_in;
-      const int32_t out_off = (oh * OW + ow) * shape->c_out;
-      seg_row_s8(pool->base, size, seg_pos(in_start, in_off, size), shape->c_in,
-                 seg_pos(out_start, out_off, size), shape->c_out, layer, in_off, out_off);
+  {
+    int8_t* const base = pool->base;
+    const int32_t CI = shape->c_in, CO = shape->c_out;
+    /* C_out <= C_in: the output pixel is computed into the workspace, then stored. C_in < C_out:
+     * the input pixel is copied into the workspace, then the outputs go straight to the pool.
+     * Either way every pool read of the pixel precedes its first pool write. */
+    const int buffer_output = CO <= CI;
+    const int32_t in_off = -layer->in_zp;
+    const int8_t* const w = layer->weights;
+    const int32_t* const bias = layer->bias;
+    const sp_requant_t* const rq = layer->rq;
+    const int32_t out_zp = layer->out_zp, act_min = layer->act_min, act_max = layer->act_max;
+    for (oh = 0; oh < OH; ++oh) {
+      const int32_t in_row = oh * shape->stride_h * shape->w;
+      for (ow = 0; ow < OW; ++ow) {
+        const int32_t ioff = (in_row + ow * shape->stride_w) * CI;
+        const int32_t ooff = (oh * OW + ow) * CO;
+        const int32_t ipos = seg_pos(in_start, ioff, size);
+        const int32_t opos = seg_pos(out_start, ooff, size);
+        SP_SEG_TR_READ(ioff, CI);
+        if (buffer_output) {
+          seg_row_s8(base, size, ipos, CI, 0, CO, layer, workspace);
+          seg_store(base, size, opos, workspace, CO);
+        } else {
+          const int32_t n1 = SP_MIN(CI, size - ipos);
+          const int32_t o1 = SP_MIN(CO, size - opos);
+          memcpy(workspace, base + ipos, (size_t)n1);
+          if (n1 < CI) memcpy(workspace + n1, base, (size_t)(CI - n1));
+          seg_row_part(workspace, CI, workspace, 0, w, CI, bias, rq, in_off, out_zp, act_min,
+                       act_max, base + opos, o1);
+          if (o1 < CO) /* the output pixel wraps: the rest starts at the pool's beginning */
+            seg_row_part(workspace, CI, workspace, 0, w + o1 * CI, CI, bias ? bias + o1 : 0,
+                         rq + o1, in_off, out_zp, act_min, act_max, base, CO - o1);
+        }
+        SP_SEG_TR_WRITE(ooff, CO);
+      }
     }
   }
   return SP_OK;
@@ -225,18 +290,29 @@ typedef struct {
   int32_t tr;   /* logical input offset (tracing) */
 } seg_tap_t;
 
+/* Workspace of sp_seg_conv_s8: C_out, or min(C_in, C_out) when it runs the pointwise loop. */
+static int32_t seg_conv_ws_need(const sp_seg_conv_shape_t* s) {
+  if (s == 0) return 0;
+  if (s->r == 1 && s->s == 1 && !s->pad_top && !s->pad_left && !s->pad_bottom && !s->pad_right)
+    return SP_MIN(s->c_in, s->c_out);
+  return s->c_out;
+}
+
 SP_SEG_LINKAGE sp_status_t SP_SEG_FN(sp_seg_conv_s8)(const sp_seg_pool_t* pool, int32_t in_start,
                                                      int32_t out_start,
                                                      const sp_seg_conv_shape_t* shape,
-                                                     const sp_seg_layer_s8_t* layer) {
+                                                     const sp_seg_layer_s8_t* layer,
+                                                     int8_t* workspace, int32_t workspace_bytes) {
   seg_tap_t taps[SP_SEG_MAX_TAPS];
   int32_t oh, ow, OH, OW, size, r, s, t, k, ntap;
   int8_t* const base = pool ? pool->base : 0;
-  const sp_status_t st = seg_conv_check(pool, in_start, out_start, shape, layer, &OH, &OW, &size);
+  const sp_status_t st = seg_conv_check(pool, in_start, out_start, shape, layer, workspace,
+                                        workspace_bytes, seg_conv_ws_need(shape), &OH, &OW, &size);
   if (st != SP_OK) return st;
   if (shape->r == 1 && shape->s == 1 && !shape->pad_top && !shape->pad_left && !shape->pad_bottom &&
       !shape->pad_right)
-    return SP_SEG_FN(sp_seg_pointwise_s8)(pool, in_start, out_start, shape, layer);
+    return SP_SEG_FN(sp_seg_pointwise_s8)(pool, in_start, out_start, shape, layer, workspace,
+                                          workspace_bytes);
   {
     const int32_t C = shape->c_in, K = shape->c_out, H = shape->h, W = shape->w;
     const int32_t wk_stride = shape->r * shape->s * C;
@@ -250,9 +326,6 @@ SP_SEG_LINKAGE sp_status_t SP_SEG_FN(sp_seg_conv_s8)(const sp_seg_pool_t* pool, 
       for (ow = 0; ow < OW; ++ow) {
         const int32_t iw0 = ow * shape->stride_w - shape->pad_left;
         const int32_t out_off = (oh * OW + ow) * K;
-        const int32_t out_pos = seg_pos(out_start, out_off, size);
-        int8_t* dst = base + out_pos;
-        int32_t kb = 0, kend = SP_MIN(K, size - out_pos);
         ntap = 0;
         for (r = 0; r < shape->r; ++r) {
           const int32_t ih = ih0 + r * shape->dilation_h;
@@ -266,30 +339,25 @@ SP_SEG_LINKAGE sp_status_t SP_SEG_FN(sp_seg_conv_s8)(const sp_seg_pool_t* pool, 
             taps[ntap].n1 = SP_MIN(C, size - taps[ntap].pos);
             taps[ntap].woff = (r * shape->s + s) * C;
             taps[ntap].tr = off;
+            SP_SEG_TR_READ(off, C);
             ++ntap;
           }
         }
-        k = 0;
-        for (;;) {
-          for (; k < kend; ++k) {
-            const int8_t* wk = w + k * wk_stride;
-            int32_t acc = 0;
-            for (t = 0; t < ntap; ++t) {
-              const int8_t* wt = wk + taps[t].woff;
-              const int32_t n1 = taps[t].n1;
-              SP_SEG_TR_READ(taps[t].tr, C);
-              acc += seg_dot(base + taps[t].pos, wt, n1, in_off);
-              if (n1 < C) acc += seg_dot(base, wt + n1, C - n1, in_off);
-            }
-            if (bias) acc += bias[k];
-            dst[k - kb] = seg_requant(acc, &rq[k], out_zp, act_min, act_max);
-            SP_SEG_TR_WRITE(out_off + k, 1);
+        /* The whole output pixel into the workspace, then one store. */
+        for (k = 0; k < K; ++k) {
+          const int8_t* wk = w + k * wk_stride;
+          int32_t acc = 0;
+          for (t = 0; t < ntap; ++t) {
+            const int8_t* wt = wk + taps[t].woff;
+            const int32_t n1 = taps[t].n1;
+            acc += seg_dot(base + taps[t].pos, wt, n1, in_off);
+            if (n1 < C) acc += seg_dot(base, wt + n1, C - n1, in_off);
           }
-          if (k >= K) break;
-          dst = base;
-          kb = k;
-          kend = K;
+          if (bias) acc += bias[k];
+          workspace[k] = seg_requant(acc, &rq[k], out_zp, act_min, act_max);
         }
+        seg_store(base, size, seg_pos(out_start, out_off, size), workspace, K);
+        SP_SEG_TR_WRITE(out_off, K);
       }
     }
   }
@@ -299,12 +367,16 @@ SP_SEG_LINKAGE sp_status_t SP_SEG_FN(sp_seg_conv_s8)(const sp_seg_pool_t* pool, 
 SP_SEG_LINKAGE sp_status_t SP_SEG_FN(sp_seg_depthwise_s8)(const sp_seg_pool_t* pool,
                                                           int32_t in_start, int32_t out_start,
                                                           const sp_seg_conv_shape_t* shape,
-                                                          const sp_seg_layer_s8_t* layer) {
+                                                          const sp_seg_layer_s8_t* layer,
+                                                          int8_t* workspace,
+                                                          int32_t workspace_bytes) {
   seg_tap_t taps[SP_SEG_MAX_TAPS];
   int32_t acc[SP_SEG_DW_CHUNK];
   int32_t oh, ow, OH, OW, size, r, s, t, i, c0, ntap;
   int8_t* const base = pool ? pool->base : 0;
-  const sp_status_t st = seg_conv_check(pool, in_start, out_start, shape, layer, &OH, &OW, &size);
+  const sp_status_t st = seg_conv_check(pool, in_start, out_start, shape, layer, workspace,
+                                        workspace_bytes, shape ? shape->c_out : 0, &OH, &OW,
+                                        &size);
   if (st != SP_OK) return st;
   if (shape->c_out != shape->c_in) return SP_BAD_ARGUMENT;
   {
@@ -331,17 +403,16 @@ SP_SEG_LINKAGE sp_status_t SP_SEG_FN(sp_seg_depthwise_s8)(const sp_seg_pool_t* p
             ++ntap;
           }
         }
+        /* Channel chunks accumulate in registers / stack; results go to the workspace; the
+         * pixel is stored once, after every read of its window. */
         for (c0 = 0; c0 < C; c0 += SP_SEG_DW_CHUNK) {
           const int32_t n = SP_MIN(SP_SEG_DW_CHUNK, C - c0);
-          int32_t pos, n1;
-          int8_t* dst;
           for (i = 0; i < n; ++i) acc[i] = 0;
           for (t = 0; t < ntap; ++t) {
             const int8_t* wt = w + taps[t].woff + c0;
-            const int8_t* x;
-            pos = seg_pos(in_start, taps[t].tr + c0, size);
-            n1 = SP_MIN(n, size - pos);
-            x = base + pos;
+            const int32_t pos = seg_pos(in_start, taps[t].tr + c0, size);
+            const int32_t n1 = SP_MIN(n, size - pos);
+            const int8_t* x = base + pos;
             SP_SEG_TR_READ(taps[t].tr + c0, n);
             for (i = 0; i < n1; ++i) acc[i] += ((int32_t)x[i] + in_off) * (int32_t)wt[i];
             for (; i < n; ++i) acc[i] += ((int32_t)base[i - n1] + in_off) * (int32_t)wt[i];
@@ -349,15 +420,11 @@ SP_SEG_LINKAGE sp_status_t SP_SEG_FN(sp_seg_depthwise_s8)(const sp_seg_pool_t* p
           if (bias) {
             for (i = 0; i < n; ++i) acc[i] += bias[c0 + i];
           }
-          pos = seg_pos(out_start, out_off + c0, size);
-          n1 = SP_MIN(n, size - pos);
-          dst = base + pos;
-          for (i = 0; i < n1; ++i)
-            dst[i] = seg_requant(acc[i], &rq[c0 + i], out_zp, act_min, act_max);
-          for (; i < n; ++i)
-            base[i - n1] = seg_requant(acc[i], &rq[c0 + i], out_zp, act_min, act_max);
-          SP_SEG_TR_WRITE(out_off + c0, n);
+          for (i = 0; i < n; ++i)
+            workspace[c0 + i] = seg_requant(acc[i], &rq[c0 + i], out_zp, act_min, act_max);
         }
+        seg_store(base, size, seg_pos(out_start, out_off, size), workspace, C);
+        SP_SEG_TR_WRITE(out_off, C);
       }
     }
   }

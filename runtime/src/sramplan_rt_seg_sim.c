@@ -94,6 +94,7 @@ static sp_status_t seg_sim_trace(const sp_seg_layer_desc_t* l, seg_trace_t* t) {
     case SP_SEG_KIND_FC:
       wbytes = l->fc.n * l->fc.k;
       nch = l->fc.n;
+      ws = l->fc.chunk < 0 ? 0 : sp_seg_fc_workspace_bytes(&l->fc);
       break;
     case SP_SEG_KIND_POINTWISE:
     case SP_SEG_KIND_CONV:
@@ -102,6 +103,7 @@ static sp_status_t seg_sim_trace(const sp_seg_layer_desc_t* l, seg_trace_t* t) {
         return SP_BAD_ARGUMENT;
       wbytes = l->conv.c_out * l->conv.r * l->conv.s * l->conv.c_in;
       nch = l->conv.c_out;
+      ws = l->conv.c_out > 0 ? l->conv.c_out : 0;
       break;
     case SP_SEG_KIND_BOTTLENECK: {
       const sp_seg_bottleneck_shape_t* b = &l->bottleneck;
@@ -137,16 +139,16 @@ static sp_status_t seg_sim_trace(const sp_seg_layer_desc_t* l, seg_trace_t* t) {
   g_seg_trace = t;
   switch (l->kind) {
     case SP_SEG_KIND_FC:
-      st = sp_seg_fully_connected_s8_traced(&pool, 0, in_bytes, &l->fc, &layer);
+      st = sp_seg_fully_connected_s8_traced(&pool, 0, in_bytes, &l->fc, &layer, work, ws);
       break;
     case SP_SEG_KIND_POINTWISE:
-      st = sp_seg_pointwise_s8_traced(&pool, 0, in_bytes, &l->conv, &layer);
+      st = sp_seg_pointwise_s8_traced(&pool, 0, in_bytes, &l->conv, &layer, work, ws);
       break;
     case SP_SEG_KIND_CONV:
-      st = sp_seg_conv_s8_traced(&pool, 0, in_bytes, &l->conv, &layer);
+      st = sp_seg_conv_s8_traced(&pool, 0, in_bytes, &l->conv, &layer, work, ws);
       break;
     case SP_SEG_KIND_DEPTHWISE:
-      st = sp_seg_depthwise_s8_traced(&pool, 0, in_bytes, &l->conv, &layer);
+      st = sp_seg_depthwise_s8_traced(&pool, 0, in_bytes, &l->conv, &layer, work, ws);
       break;
     case SP_SEG_KIND_BOTTLENECK: {
       sp_seg_bottleneck_s8_t bp;

@@ -290,7 +290,7 @@ StatusOr<plan::Plan> RunVmcuStrategy(const ir::Graph& g, const target::Target& t
   std::vector<bool> step_overlaps(n, false);
   for (const auto& d : declared) step_overlaps[bufs[d.out].first] = true;
   for (int s = 0; s < n; ++s)
-    if (step_overlaps[s] && (steps[s].workspace > 0 || dw_scratch[s] > 0)) {
+    if ((step_overlaps[s] || steps[s].ops.size() > 1) && (steps[s].workspace > 0 || dw_scratch[s] > 0)) {
       placement::BufferRequest r;
       r.id = static_cast<int>(requests.size());
       r.bytes = AlignUp(dw_scratch[s] > 0 ? dw_scratch[s] : steps[s].workspace, std::max<int64_t>(t.alignment, 1));

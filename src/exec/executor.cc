@@ -6,6 +6,8 @@
 #include <unordered_map>
 
 #include "exec/kernels.h"
+#include "exec/quantize.h"
+#include "sramplan_rt_seg.h"
 
 namespace sramplan::exec {
 namespace {
@@ -154,9 +156,197 @@ StatusOr<ExecResult> RunArena(const ir::Graph& g, const plan::Plan& p, const Mod
     }
     return Status::Ok();
   };
+  // vMCU steps: an output placed over its dying input ("segment-overlap") or a fused group of
+  // ops run the segment-aware kernels (sramplan_rt_seg.h) on the arena level as a circular pool.
+  auto live_buffer = [&](const std::string& tensor, int s) -> const plan::Buffer* {
+    auto it = buffers.find(root_of(tensor));
+    const plan::Buffer* hit = nullptr;
+    if (it != buffers.end())
+      for (const plan::Buffer* b : it->second)
+        if (b->first_step <= s && s <= b->last_step && (!hit || (offchip[hit->level] && !offchip[b->level]))) hit = b;
+    return hit;
+  };
+  auto is_segment_step = [&](int s) {
+    const auto& sops = p.steps[s].ops;
+    // A fused inverted bottleneck (vmcu): Conv 1x1, DepthwiseConv, Conv 1x1 [, Add]. Other
+    // multi-op steps run op by op as before (their intermediates have buffers).
+    if (sops.size() == 3 || sops.size() == 4)
+      return sops[0].type == "Conv" && sops[1].type == "DepthwiseConv" && sops[2].type == "Conv" &&
+             (sops.size() == 3 || sops[3].type == "Add");
+    if (sops.size() != 1 || sops[0].outputs.empty()) return false;
+    const plan::Buffer* b = live_buffer(sops[0].outputs[0], s);
+    if (!b) return false;
+    for (const plan::Overlap& o : b->overlaps)
+      if (o.reason == "segment-overlap") return true;
+    return false;
+  };
+  std::vector<int8_t> host_workspace;  // fused groups the plan gives no workspace (no overlap)
+  auto run_segment_step = [&](int s) -> Status {
+    const std::string where = "step " + std::to_string(s);
+    if (!quant)
+      return Unsupported(where + " is a vmcu segment step: vmcu plans run in int8 (pass --dtype int8)");
+    std::vector<const ir::Op*> sops;
+    for (const auto& so : p.steps[s].ops) {
+      auto it = ops.find(so.name);
+      if (it == ops.end()) return Mismatch(where + " runs op '" + so.name + "', which the model does not have");
+      sops.push_back(it->second);
+    }
+    // Operand pointers of every op; tensors produced and consumed inside the step (the fused
+    // intermediates) have no buffer and stay null. Off-chip bytes count as on the plain path.
+    auto inside = [&](ir::TensorId id) {
+      const ir::Tensor& t = g.tensor(id);
+      if (t.kind != ir::TensorKind::kActivation || !t.producer.valid()) return false;
+      bool prod = false;
+      for (const ir::Op* o : sops) prod = prod || o->id == t.producer;
+      if (!prod) return false;
+      for (ir::OpId c : t.consumers) {
+        bool in_step = false;
+        for (const ir::Op* o : sops) in_step = in_step || o->id == c;
+        if (!in_step) return false;
+      }
+      return true;
+    };
+    std::vector<std::vector<const uint8_t*>> ins(sops.size());
+    for (size_t i = 0; i < sops.size(); ++i) {
+      const ir::Op& op = *sops[i];
+      for (ir::TensorId id : op.inputs) {
+        if (inside(id)) {
+          ins[i].push_back(nullptr);
+          continue;
+        }
+        bool off = false;
+        SP_ASSIGN_OR_RETURN(uint8_t* ptr, locate(g.tensor(id), s, op.name, &off));
+        if (off) r.offchip_read_bytes += g.tensor(id).Bytes();
+        ins[i].push_back(ptr);
+      }
+      for (ir::TensorId id : op.outputs) {
+        if (inside(id)) continue;
+        bool off = false;
+        SP_ASSIGN_OR_RETURN(uint8_t* ptr, locate(g.tensor(id), s, op.name, &off));
+        (void)ptr;
+        if (off) r.offchip_write_bytes += g.tensor(id).Bytes();
+      }
+    }
+    const ir::Op& first = *sops.front();
+    const ir::Op& last = *sops.back();
+    if (first.inputs.empty() || last.outputs.empty()) return Mismatch(where + ": a segment step needs an input and an output");
+    const ir::Tensor& xt = g.tensor(first.inputs[0]);
+    const ir::Tensor& yt = g.tensor(last.outputs[0]);
+    const plan::Buffer* bx = live_buffer(xt.name, s);
+    const plan::Buffer* by = live_buffer(yt.name, s);
+    if (!bx || !by || bx->level != by->level || offchip[bx->level])
+      return Mismatch(where + " op '" + first.name + "': the input '" + xt.name + "' and output '" + yt.name +
+                      "' of a segment step must be in one on-chip level");
+    std::vector<uint8_t>& level = mem[bx->level];
+    const int64_t size = static_cast<int64_t>(level.size());
+    if (size >= (int64_t{1} << 30)) return Mismatch(where + ": level '" + bx->level + "' is too large for the segment kernels");
+    int64_t seg = 1;
+    for (const auto& so : p.steps[s].ops) {
+      auto it = so.attrs.find("segment_bytes");
+      if (it != so.attrs.end() && !it->second.empty()) seg = it->second[0];
+    }
+    if (seg < 1) seg = 1;
+    sp_seg_pool_t pool;
+    pool.base = reinterpret_cast<int8_t*>(level.data());
+    pool.segment_bytes = static_cast<int32_t>(size % seg == 0 ? seg : 1);  // starts are bytes anyway
+    pool.pool_segments = static_cast<int32_t>(size / pool.segment_bytes);
+    const int32_t in_start = static_cast<int32_t>(bx->offset), out_start = static_cast<int32_t>(by->offset);
+    // The workspace: the plan's `<first op>.workspace` buffer.
+    int8_t* ws = nullptr;
+    int64_t ws_bytes = 0;
+    bool declared = false;
+    for (const plan::Overlap& o : by->overlaps) declared = declared || o.reason == "segment-overlap";
+    for (const plan::Buffer* b : buffers[first.name + ".workspace"])
+      if (b->first_step <= s && s <= b->last_step) {
+        ws = reinterpret_cast<int8_t*>(mem[b->level].data() + b->offset);
+        ws_bytes = b->bytes;
+      }
+    if (!ws && declared)
+      return Mismatch(where + " op '" + first.name + "': the output overlaps its input but the plan gives the step no '" +
+                      first.name + ".workspace' buffer");
+    auto layer_view = [](const SegLayerS8& l) {
+      return sp_seg_layer_s8_t{l.weights.data(), l.bias.empty() ? nullptr : l.bias.data(), l.rq.data(),
+                               l.in_zp, l.out_zp, l.act_min, l.act_max};
+    };
+    auto need_ws = [&](int64_t bytes) {
+      if (ws) return;
+      host_workspace.assign(static_cast<size_t>(std::max<int64_t>(bytes, 1)), 0);
+      ws = host_workspace.data();
+      ws_bytes = bytes;
+    };
+    sp_status_t st = SP_BAD_ARGUMENT;
+    std::string kernel;
+    if (sops.size() == 1) {
+      SP_ASSIGN_OR_RETURN(SegLayerS8 l, SegLayerParamsS8(g, first, *quant, ins[0]));
+      const sp_seg_layer_s8_t v = layer_view(l);
+      if (l.fc) {
+        sp_seg_fc_shape_t fs{l.m, l.k, l.n, static_cast<int32_t>(seg)};
+        need_ws(sp_seg_fc_workspace_bytes(&fs));
+        kernel = "sp_seg_fully_connected_s8";
+        st = sp_seg_fully_connected_s8(&pool, in_start, out_start, &fs, &v, ws, static_cast<int32_t>(ws_bytes));
+      } else {
+        sp_seg_conv_shape_t cs{l.h,      l.w,      l.c_in,   l.c_out,  l.r,          l.s,
+                               l.stride_h, l.stride_w, l.pad[0], l.pad[1], l.pad[2], l.pad[3],
+                               l.dilation_h, l.dilation_w};
+        const bool pointwise = !l.depthwise && l.r == 1 && l.s == 1 && l.pad[0] == 0 && l.pad[1] == 0 &&
+                               l.pad[2] == 0 && l.pad[3] == 0;
+        need_ws(pointwise ? std::min(l.c_in, l.c_out) : l.c_out);
+        kernel = l.depthwise ? "sp_seg_depthwise_s8" : "sp_seg_conv_s8";
+        st = l.depthwise ? sp_seg_depthwise_s8(&pool, in_start, out_start, &cs, &v, ws, static_cast<int32_t>(ws_bytes))
+                         : sp_seg_conv_s8(&pool, in_start, out_start, &cs, &v, ws, static_cast<int32_t>(ws_bytes));
+      }
+    } else {
+      // Fused inverted bottleneck: Conv 1x1 -> DepthwiseConv -> Conv 1x1 [-> Add of the group input].
+      const bool residual = sops.size() == 4;
+      if (sops.size() > 4 || sops[1]->inputs.empty() || sops[2]->inputs.empty() ||
+          sops[1]->inputs[0] != first.outputs[0] || sops[2]->inputs[0] != sops[1]->outputs[0] ||
+          (residual && (sops[3]->type != "Add" || sops[3]->inputs.size() != 2)))
+        return Mismatch(where + ": a fused step must be Conv 1x1, DepthwiseConv, Conv 1x1 and an optional Add");
+      SP_ASSIGN_OR_RETURN(SegLayerS8 e, SegLayerParamsS8(g, *sops[0], *quant, ins[0]));
+      SP_ASSIGN_OR_RETURN(SegLayerS8 d, SegLayerParamsS8(g, *sops[1], *quant, ins[1]));
+      SP_ASSIGN_OR_RETURN(SegLayerS8 j, SegLayerParamsS8(g, *sops[2], *quant, ins[2]));
+      auto pointwise = [](const SegLayerS8& l) {
+        return !l.fc && !l.depthwise && l.r == 1 && l.s == 1 && l.stride_h == 1 && l.stride_w == 1 &&
+               l.pad[0] == 0 && l.pad[1] == 0 && l.pad[2] == 0 && l.pad[3] == 0;
+      };
+      if (!pointwise(e) || !pointwise(j) || !d.depthwise || d.dilation_h != 1 || d.dilation_w != 1)
+        return Mismatch(where + ": a fused step must be Conv 1x1, DepthwiseConv (no dilation), Conv 1x1");
+      sp_seg_bottleneck_shape_t bs{e.h,        e.w,        e.c_in,   e.c_out,  j.c_out,  d.r,      d.s,   d.stride_h,
+                                   d.stride_w, d.pad[0],   d.pad[1], d.pad[2], d.pad[3], 1,        residual ? 1 : 0};
+      sp_add_s8_params_t add{};
+      if (residual) {
+        const ir::Op& a = *sops[3];
+        const bool in1_is_x = a.inputs[0] == first.inputs[0] && a.inputs[1] == sops[2]->outputs[0];
+        const bool in2_is_x = a.inputs[1] == first.inputs[0] && a.inputs[0] == sops[2]->outputs[0];
+        if ((!in1_is_x && !in2_is_x) || a.outputs.empty() || a.outputs[0] != last.outputs[0])
+          return Mismatch(where + ": the fused Add must add the group input to the projection");
+        SP_ASSIGN_OR_RETURN(add, AddParamsS8(g, a, *quant));
+        if (!in1_is_x) {  // the kernel's in1 is the group input (the sum is symmetric)
+          std::swap(add.in1_zp, add.in2_zp);
+          std::swap(add.in1_rq, add.in2_rq);
+        }
+      }
+      sp_seg_bottleneck_s8_t bp;
+      bp.expand = layer_view(e);
+      bp.depthwise = layer_view(d);
+      bp.project = layer_view(j);
+      bp.residual = residual ? &add : nullptr;
+      need_ws(sp_seg_bottleneck_workspace_bytes(&bs));
+      kernel = "sp_seg_bottleneck_s8";
+      st = sp_seg_bottleneck_s8(&pool, in_start, out_start, &bs, &bp, ws, static_cast<int32_t>(ws_bytes));
+    }
+    if (st != SP_OK)
+      return Mismatch(where + " op '" + first.name + "': the segment-aware kernel " + kernel +
+                      " refused the placement (input at " + std::to_string(in_start) + ", output at " +
+                      std::to_string(out_start) + ", workspace " + std::to_string(ws_bytes) + " bytes)");
+    return Status::Ok();
+  };
+  const std::vector<plan::StepOp> no_ops;
   for (int s = 0; s < n; ++s) {
     SP_RETURN_IF_ERROR(run_transfers(s, true));
-    for (const auto& so : p.steps[s].ops) {
+    const bool segment_step = is_segment_step(s);
+    if (segment_step) SP_RETURN_IF_ERROR(run_segment_step(s));
+    for (const auto& so : segment_step ? no_ops : p.steps[s].ops) {
       auto it = ops.find(so.name);
       if (it == ops.end()) return Mismatch("step " + std::to_string(s) + " runs op '" + so.name + "', which the model does not have");
       const ir::Op& op = *it->second;

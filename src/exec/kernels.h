@@ -143,4 +143,32 @@ StatusOr<OpCalls> BuildDepthwiseInPlaceCallsS8(const ir::Graph& g, const ir::Op&
 Status ExecuteCalls(const ir::Op& op, const OpCalls& calls, const std::vector<const uint8_t*>& in,
                     const std::vector<uint8_t*>& out, uint8_t* scratch);
 
+// ---- Layer parameters for the segment-aware kernels (runtime/include/sramplan_rt_seg.h) -------
+//
+// The values the plain int8 call record of a 2-D NHWC Conv (group 1 or depthwise) or of a
+// Gemm / MatMul passes to its kernel (zero points, activation range, requantisation, bias), with
+// the weights repacked into the segment kernels' layouts, so a segment kernel computes the same
+// bytes as the plain path. `in` are the op's operand pointers (weights in[1], bias in[2]).
+struct SegLayerS8 {
+  bool fc = false;
+  bool depthwise = false;
+  // Conv: input h x w x c_in, output oh x ow x c_out, kernel r x s; pads top, left, bottom, right.
+  int32_t h = 0, w = 0, c_in = 0, c_out = 0, oh = 0, ow = 0, r = 1, s = 1;
+  int32_t stride_h = 1, stride_w = 1, dilation_h = 1, dilation_w = 1;
+  int32_t pad[4] = {0, 0, 0, 0};
+  // FC: [m, k] x -> [m, n].
+  int32_t m = 0, k = 0, n = 0;
+  std::vector<int8_t> weights;  // FC [N][K]; conv [C_out][R][S][C_in]; depthwise [R][S][C]
+  std::vector<int32_t> bias;    // empty: no bias
+  std::vector<sp_requant_t> rq;
+  int32_t in_zp = 0, out_zp = 0, act_min = -128, act_max = 127;
+};
+// kUnsupported when the op's record is not one plain sp_conv_s8 / sp_fully_connected_s8 call on
+// dense NHWC (conv) or row-major (FC) operands.
+StatusOr<SegLayerS8> SegLayerParamsS8(const ir::Graph& g, const ir::Op& op, const QuantizedModel& q,
+                                      const std::vector<const uint8_t*>& in);
+// The parameters of an int8 Add (in1 = op.inputs[0], in2 = op.inputs[1]) as its record passes them.
+StatusOr<sp_add_s8_params_t> AddParamsS8(const ir::Graph& g, const ir::Op& op,
+                                         const QuantizedModel& q);
+
 }  // namespace sramplan::exec

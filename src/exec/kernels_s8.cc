@@ -1240,4 +1240,145 @@ Status RunDepthwiseInPlaceS8(const ir::Graph& g, const ir::Op& op, const Quantiz
   return ExecuteCalls(op, calls, in, {out}, scratch);
 }
 
+// ---- Segment-kernel parameters from the plain call records -----------------------------------
+
+namespace {
+
+bool DenseNhwc(const sp_tensor_t& t) {
+  return t.rank == 4 && t.dims[0] == 1 && t.strides[1] == 1 && t.strides[3] == t.dims[1] &&
+         t.strides[2] == t.dims[3] * t.dims[1];
+}
+
+bool DenseRows(const sp_tensor_t& t) {
+  return t.rank == 2 && t.strides[1] == 1 && t.strides[0] == t.dims[1];
+}
+
+}  // namespace
+
+StatusOr<SegLayerS8> SegLayerParamsS8(const ir::Graph& g, const ir::Op& op, const QuantizedModel& q,
+                                      const std::vector<const uint8_t*>& in) {
+  auto unsupported = [&](const std::string& why) {
+    return Unsupported("op '" + op.name + "' (" + op.type + "): no segment-aware kernel: " + why);
+  };
+  SP_ASSIGN_OR_RETURN(OpCalls c, BuildCallsS8(g, op, q));
+  if (c.host_loop || c.blocks.size() != 1 || c.blocks[0].count != 1 ||
+      c.blocks[0].calls.size() != 1)
+    return unsupported("its int8 record is not one kernel call");
+  const KernelCall& k = c.blocks[0].calls[0];
+  const bool fc = k.fn == KernelFn::kFullyConnectedS8;
+  if (k.fn != KernelFn::kConvS8 && !fc) return unsupported("not a convolution or a fully connected layer");
+  const auto& v = k.args;
+  auto input_ptr = [&](const CallArg& a, const uint8_t** p) -> bool {
+    const auto* r = std::get_if<CallRef>(&a);
+    if (!r || r->base != CallRef::Base::kInput || r->index < 0 ||
+        r->index >= static_cast<int>(in.size()) || r->step != 0 || !in[r->index])
+      return false;
+    *p = in[r->index] + r->offset;
+    return true;
+  };
+  auto i64 = [&](size_t i) { return static_cast<int32_t>(std::get<int64_t>(v[i])); };
+  SegLayerS8 l;
+  l.fc = fc;
+  const sp_tensor_t& x = std::get<sp_tensor_t>(v[0]);
+  const sp_tensor_t& w = std::get<sp_tensor_t>(v[3]);
+  const sp_tensor_t& y = std::get<sp_tensor_t>(fc ? v[10] : v[14]);
+  const uint8_t *wp = nullptr, *bp = nullptr;
+  const auto* xr = std::get_if<CallRef>(&v[1]);
+  // The data input itself may be absent (a fused intermediate): only its descriptor is used.
+  if (!xr || xr->base != CallRef::Base::kInput || xr->index != 0 || xr->offset != 0 ||
+      xr->step != 0 || !input_ptr(v[4], &wp))
+    return unsupported("its operands are not the op's input and weights");
+  if (!std::holds_alternative<std::nullptr_t>(v[5]) && !input_ptr(v[5], &bp))
+    return unsupported("its bias is not an operand");
+  const auto* rqr = std::get_if<CallRef>(&v[6]);
+  if (!rqr || rqr->base != CallRef::Base::kConst || rqr->index < 0 ||
+      rqr->index >= static_cast<int>(c.consts.size()))
+    return unsupported("no requantisation array");
+  l.in_zp = i64(2);
+  l.out_zp = i64(7);
+  l.act_min = i64(8);
+  l.act_max = i64(9);
+  const int8_t* wv = reinterpret_cast<const int8_t*>(wp);
+  int32_t nch = 0;
+  if (fc) {
+    if (!DenseRows(x) || !DenseRows(y) || w.rank != 2 || w.dims[0] != y.dims[1] ||
+        w.dims[1] != x.dims[1])
+      return unsupported("the operands are not dense [M, K] / [M, N] rows");
+    l.m = x.dims[0];
+    l.k = x.dims[1];
+    l.n = y.dims[1];
+    nch = l.n;
+    l.weights.resize(static_cast<size_t>(l.n) * l.k);
+    for (int32_t n = 0; n < l.n; ++n)
+      for (int32_t kk = 0; kk < l.k; ++kk)
+        l.weights[static_cast<size_t>(n) * l.k + kk] =
+            wv[static_cast<int64_t>(n) * w.strides[0] + static_cast<int64_t>(kk) * w.strides[1]];
+  } else {
+    if (!DenseNhwc(x) || !DenseNhwc(y) || w.rank != 4)
+      return unsupported("the feature maps are not dense NHWC with batch 1");
+    const auto& st = std::get<std::vector<int32_t>>(v[10]);
+    const auto& pd = std::get<std::vector<int32_t>>(v[11]);
+    const auto& dl = std::get<std::vector<int32_t>>(v[12]);
+    const int32_t groups = i64(13);
+    l.h = x.dims[2];
+    l.w = x.dims[3];
+    l.c_in = x.dims[1];
+    l.oh = y.dims[2];
+    l.ow = y.dims[3];
+    l.c_out = y.dims[1];
+    l.r = w.dims[2];
+    l.s = w.dims[3];
+    l.stride_h = st[0];
+    l.stride_w = st[1];
+    for (int i = 0; i < 4; ++i) l.pad[i] = pd[i];
+    l.dilation_h = dl[0];
+    l.dilation_w = dl[1];
+    l.depthwise = groups > 1;
+    if (l.depthwise && (groups != l.c_in || l.c_out != l.c_in || w.dims[1] != 1))
+      return unsupported("grouped convolutions other than depthwise (multiplier 1)");
+    if (!l.depthwise && (groups != 1 || w.dims[1] != l.c_in || w.dims[0] != l.c_out))
+      return unsupported("weights do not match the channels");
+    nch = l.c_out;
+    l.weights.resize(static_cast<size_t>(l.c_out) * l.r * l.s * (l.depthwise ? 1 : l.c_in));
+    for (int32_t kk = 0; kk < l.c_out; ++kk)
+      for (int32_t ci = 0; ci < w.dims[1]; ++ci)
+        for (int32_t r = 0; r < l.r; ++r)
+          for (int32_t s = 0; s < l.s; ++s) {
+            const int8_t val = wv[static_cast<int64_t>(kk) * w.strides[0] +
+                                  static_cast<int64_t>(ci) * w.strides[1] +
+                                  static_cast<int64_t>(r) * w.strides[2] +
+                                  static_cast<int64_t>(s) * w.strides[3]];
+            const size_t dst = l.depthwise
+                                   ? (static_cast<size_t>(r) * l.s + s) * l.c_in + kk
+                                   : ((static_cast<size_t>(kk) * l.r + r) * l.s + s) * l.c_in + ci;
+            l.weights[dst] = val;
+          }
+  }
+  const ConstArray& rqa = c.consts[rqr->index];
+  if (rqa.bytes.size() < static_cast<size_t>(nch) * sizeof(sp_requant_t))
+    return unsupported("short requantisation array");
+  l.rq.resize(nch);
+  std::memcpy(l.rq.data(), rqa.bytes.data() + rqr->offset, static_cast<size_t>(nch) * sizeof(sp_requant_t));
+  if (bp) {
+    l.bias.resize(nch);
+    std::memcpy(l.bias.data(), bp, static_cast<size_t>(nch) * sizeof(int32_t));
+  }
+  return l;
+}
+
+StatusOr<sp_add_s8_params_t> AddParamsS8(const ir::Graph& g, const ir::Op& op,
+                                         const QuantizedModel& q) {
+  SP_ASSIGN_OR_RETURN(OpCalls c, BuildCallsS8(g, op, q));
+  if (c.host_loop || c.blocks.size() != 1 || c.blocks[0].count != 1 ||
+      c.blocks[0].calls.size() != 1 || c.blocks[0].calls[0].fn != KernelFn::kAddS8)
+    return Unsupported("op '" + op.name + "': its int8 record is not one sp_add_s8 call");
+  const auto& v = c.blocks[0].calls[0].args;
+  const auto* a = std::get_if<CallRef>(&v[1]);
+  const auto* b = std::get_if<CallRef>(&v[3]);
+  if (!a || !b || a->base != CallRef::Base::kInput || b->base != CallRef::Base::kInput ||
+      a->index != 0 || b->index != 1 || a->offset != 0 || b->offset != 0)
+    return Unsupported("op '" + op.name + "': its int8 Add does not read inputs 0 and 1 directly");
+  return std::get<sp_add_s8_params_t>(v[4]);
+}
+
 }  // namespace sramplan::exec

@@ -5,7 +5,9 @@
 //      byte-identical, and no byte of the pool outside the two tensors is touched;
 //   3. shift - 1: the simulation says unsafe, and running there corrupts the result (counted; a
 //      one-byte clobber is not always visible after requantisation);
-//   4. the bottleneck stays inside its documented workspace (guard bytes around it).
+//   4. every kernel stays inside its documented workspace (guard bytes around it);
+//   5. the simulated minimal shift equals the one the overlap analysis (src/segment, ISL) computes
+//      for the loop-order contract (single-layer kernels; the bottleneck's is at most the ISL one).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -18,6 +20,8 @@
 #include <random>
 #include <string>
 #include <vector>
+
+#include "segment/overlap.h"
 
 extern "C" {
 #include "sramplan_rt_host.h"
@@ -346,22 +350,42 @@ void CheckCase(const Case& c, Rng& rng, Stats* stats) {
 
 // ---- Case builders ---------------------------------------------------------------------------
 
-Case FcCase(Rng& rng, int m, int k, int n) {
+// Runs `kernel` with a workspace of exactly `ws` bytes between guard bytes.
+sp_status_t RunWithWorkspace(int32_t ws, const std::function<sp_status_t(int8_t*, int32_t)>& kernel) {
+  std::vector<uint8_t> buf(static_cast<size_t>(ws) + 2 * kGuard, kCanary);
+  const sp_status_t st = kernel(reinterpret_cast<int8_t*>(buf.data()) + kGuard, ws);
+  for (int g = 0; g < kGuard; ++g) {
+    EXPECT_EQ(buf[g], kCanary) << "write before the workspace";
+    EXPECT_EQ(buf[kGuard + ws + g], kCanary) << "write after the workspace";
+  }
+  return st;
+}
+
+// The workspace a single-layer kernel documents.
+int32_t ConvWorkspace(bool pointwise, const sp_seg_conv_shape_t& s) {
+  return pointwise ? std::min(s.c_in, s.c_out) : s.c_out;
+}
+
+// chunk: output bytes per step (0: min(k, n)).
+Case FcCase(Rng& rng, int m, int k, int n, int chunk = 0) {
   auto l = std::make_shared<LayerData>(MakeLayer(rng, n, n * k, k, Uniform(rng, -20, 20)));
-  const sp_seg_fc_shape_t s{m, k, n};
+  const sp_seg_fc_shape_t s{m, k, n, chunk};
   Case c;
-  c.name = "fc " + std::to_string(m) + "x" + std::to_string(k) + "->" + std::to_string(n);
+  c.name = "fc " + std::to_string(m) + "x" + std::to_string(k) + "->" + std::to_string(n) +
+           " chunk " + std::to_string(chunk);
   c.desc.kind = SP_SEG_KIND_FC;
   c.desc.fc = s;
   c.in_bytes = m * k;
   c.out_bytes = m * n;
-  c.segment = std::min(k, n);
+  c.segment = sp_seg_fc_workspace_bytes(&s);
   c.input = RandomBytes(rng, c.in_bytes);
   c.plain = [l, s](const std::vector<int8_t>& in) { return PlainFc(s, *l, in); };
   c.expect = c.plain(c.input);
   c.run = [l, s](const sp_seg_pool_t* p, int32_t i, int32_t o) {
     const sp_seg_layer_s8_t v = l->View();
-    return sp_seg_fully_connected_s8(p, i, o, &s, &v);
+    return RunWithWorkspace(sp_seg_fc_workspace_bytes(&s), [&](int8_t* ws, int32_t n) {
+      return sp_seg_fully_connected_s8(p, i, o, &s, &v, ws, n);
+    });
   };
   return c;
 }
@@ -393,14 +417,17 @@ Case ConvCase(Rng& rng, ConvKind kind, const sp_seg_conv_shape_t& s) {
   c.expect = c.plain(c.input);
   c.run = [l, s, kind](const sp_seg_pool_t* p, int32_t i, int32_t o) {
     const sp_seg_layer_s8_t v = l->View();
-    switch (kind) {
-      case ConvKind::kPointwise:
-        return sp_seg_pointwise_s8(p, i, o, &s, &v);
-      case ConvKind::kDepthwise:
-        return sp_seg_depthwise_s8(p, i, o, &s, &v);
-      default:
-        return sp_seg_conv_s8(p, i, o, &s, &v);
-    }
+    return RunWithWorkspace(ConvWorkspace(kind == ConvKind::kPointwise, s),
+                            [&](int8_t* ws, int32_t n) {
+                              switch (kind) {
+                                case ConvKind::kPointwise:
+                                  return sp_seg_pointwise_s8(p, i, o, &s, &v, ws, n);
+                                case ConvKind::kDepthwise:
+                                  return sp_seg_depthwise_s8(p, i, o, &s, &v, ws, n);
+                                default:
+                                  return sp_seg_conv_s8(p, i, o, &s, &v, ws, n);
+                              }
+                            });
   };
   return c;
 }
@@ -469,9 +496,11 @@ void ExpectVisible(const Stats& st, int min_percent) {
 TEST(SegKernels, FullyConnectedRandom) {
   Rng rng(101);
   Stats st;
-  for (int i = 0; i < 24; ++i)
-    CheckCase(FcCase(rng, Uniform(rng, 1, 4), Uniform(rng, 1, 160), Uniform(rng, 1, 160)), rng,
-              &st);
+  for (int i = 0; i < 24; ++i) {
+    const int n = Uniform(rng, 1, 160);
+    const int chunk = i % 3 == 0 ? 0 : Uniform(rng, 1, n + 3);
+    CheckCase(FcCase(rng, Uniform(rng, 1, 4), Uniform(rng, 1, 160), n, chunk), rng, &st);
+  }
   ExpectVisible(st, 70);
 }
 
@@ -564,15 +593,22 @@ TEST(SegKernels, RepresentativeShifts) {
     int32_t expect_bytes;  // -1: not derived by hand
   };
   std::vector<Row> rows;
-  // Pointwise: out[p, k] is written before input pixel p's last read (for k + 1): shift C_out - 1.
+  // Pointwise C_in = C_out: pixel p is read completely before it is written: shift 0.
   rows.push_back(
-      {ConvCase(rng, ConvKind::kPointwise, ConvShape(80, 80, 16, 16, 1, 1, 1, 1, 0, 0, 0, 0)), 15});
-  // FC 1x1024 -> 1000: the whole row lives until out[999]: shift N - 1 (footprint MK + N - 1).
-  rows.push_back({FcCase(rng, 1, 1024, 1000), 999});
-  // 3x3 pad 1: out[(oh, ow), k] for k < 15 must stay below input pixel (oh-1, ow-1):
-  // shift = 16 * (W + 1) + 15 = 351.
+      {ConvCase(rng, ConvKind::kPointwise, ConvShape(80, 80, 16, 16, 1, 1, 1, 1, 0, 0, 0, 0)), 0});
+  // Pointwise 16 -> 24: (HW - 1) * (24 - 16) (PointwiseShiftClosedForm in bytes).
   rows.push_back(
-      {ConvCase(rng, ConvKind::kConv, ConvShape(20, 20, 16, 16, 3, 3, 1, 1, 1, 1, 1, 1)), 351});
+      {ConvCase(rng, ConvKind::kPointwise, ConvShape(20, 20, 16, 24, 1, 1, 1, 1, 0, 0, 0, 0)),
+       399 * 8});
+  // FC 1x1024 -> 1000 in one chunk of min(K, N) = 1000: one step, shift 0.
+  rows.push_back({FcCase(rng, 1, 1024, 1000), 0});
+  // FC 2x64 -> 100 in chunks of 10: step (row 1, chunk 8) writes output bytes up to 189 before
+  // step (row 1, chunk 9) reads row 1 from byte 64: 189 - 64 + 1 = 126.
+  rows.push_back({FcCase(rng, 2, 64, 100, 10), 126});
+  // 3x3 pad 1: output pixel (oh, ow) must stay below input pixel (oh-1, ow) read by the next
+  // step: shift = 16 * (W + 1) = 336.
+  rows.push_back(
+      {ConvCase(rng, ConvKind::kConv, ConvShape(20, 20, 16, 16, 3, 3, 1, 1, 1, 1, 1, 1)), 336});
   rows.push_back(
       {BottleneckCase(rng, BShape(20, 20, 16, 48, 16, 3, 3, 1, 1, 1, 1, 1, 1, true, true)), -1});
   rows.push_back(
@@ -600,6 +636,7 @@ TEST(SegKernels, EveryStartPosition) {
   Rng rng(909);
   std::vector<Case> cases;
   cases.push_back(FcCase(rng, 3, 7, 5));
+  cases.push_back(FcCase(rng, 3, 7, 9, 4));
   cases.push_back(
       ConvCase(rng, ConvKind::kPointwise, ConvShape(3, 4, 5, 3, 1, 1, 1, 1, 0, 0, 0, 0)));
   cases.push_back(ConvCase(rng, ConvKind::kConv, ConvShape(4, 5, 3, 4, 3, 3, 1, 2, 1, 1, 1, 0)));
@@ -622,6 +659,110 @@ TEST(SegKernels, EveryStartPosition) {
     }
     EXPECT_EQ(bad, 0) << "of " << pool_bytes << " start positions";
   }
+}
+
+// The kernels' own order (simulated) against the contract's analysis (src/segment/overlap.h, ISL,
+// at byte granularity): equal for the single-layer kernels; the bottleneck reads earlier than its
+// contract (column cache), so its shift may only be smaller.
+int64_t SimShift(const sp_seg_layer_desc_t& d) {
+  sp_seg_shift_t sh;
+  EXPECT_EQ(sp_seg_sim_min_shift(&d, &sh), SP_OK);
+  return sh.shift_bytes;
+}
+
+int64_t IslShift(const sramplan::StatusOr<sramplan::segment::AffineKernel>& k) {
+  EXPECT_TRUE(k.ok()) << k.status().message();
+  if (!k.ok()) return -1;
+  auto a = sramplan::segment::AnalyzeShift(*k);
+  EXPECT_TRUE(a.ok()) << a.status().message();
+  return a.ok() ? a->shift * k->segment_bytes : -1;
+}
+
+TEST(SegKernels, SimulatedShiftMatchesContractAnalysis) {
+  namespace seg = sramplan::segment;
+  Rng rng(1001);
+  int compared = 0;
+  for (int i = 0; i < 10; ++i) {  // FC, byte chunks and chunks dividing K and N
+    const int m = Uniform(rng, 1, 3), c = Uniform(rng, 1, 4);
+    const int k = c * Uniform(rng, 1, 6), n = c * Uniform(rng, 1, 6);
+    sp_seg_layer_desc_t d{};
+    d.kind = SP_SEG_KIND_FC;
+    d.fc = sp_seg_fc_shape_t{m, k, n, c};
+    EXPECT_EQ(SimShift(d), IslShift(seg::FullyConnectedKernel(m, k, n, c)))
+        << "fc " << m << "x" << k << "->" << n << " chunk " << c;
+    ++compared;
+  }
+  for (int i = 0; i < 8; ++i) {  // pointwise (stride 1)
+    const int h = Uniform(rng, 1, 5), w = Uniform(rng, 1, 5);
+    const int cin = Uniform(rng, 1, 12), cout = Uniform(rng, 1, 12);
+    sp_seg_layer_desc_t d{};
+    d.kind = SP_SEG_KIND_POINTWISE;
+    d.conv = ConvShape(h, w, cin, cout, 1, 1, 1, 1, 0, 0, 0, 0);
+    EXPECT_EQ(SimShift(d), IslShift(seg::PointwiseConvKernel(h, w, cin, cout, 1)))
+        << "pointwise " << h << "x" << w << "x" << cin << "->" << cout;
+    ++compared;
+  }
+  for (int i = 0; i < 10; ++i) {  // Conv2D, any padding and stride
+    const int r = Uniform(rng, 1, 3), s = Uniform(rng, 1, 3);
+    seg::Conv2DParams cp;
+    cp.r = r;
+    cp.s = s;
+    cp.pad_top = Uniform(rng, 0, r - 1);
+    cp.pad_bottom = Uniform(rng, 0, r - 1);
+    cp.pad_left = Uniform(rng, 0, s - 1);
+    cp.pad_right = Uniform(rng, 0, s - 1);
+    cp.h = std::max<int64_t>(r - cp.pad_top - cp.pad_bottom, 1) + Uniform(rng, 0, 3);
+    cp.w = std::max<int64_t>(s - cp.pad_left - cp.pad_right, 1) + Uniform(rng, 0, 3);
+    cp.c_in = Uniform(rng, 1, 6);
+    cp.c_out = Uniform(rng, 1, 6);
+    cp.stride_h = Uniform(rng, 1, 2);
+    cp.stride_w = Uniform(rng, 1, 2);
+    cp.segment_bytes = 1;
+    sp_seg_layer_desc_t d{};
+    d.kind = SP_SEG_KIND_CONV;
+    d.conv = ConvShape(cp.h, cp.w, cp.c_in, cp.c_out, r, s, cp.stride_h, cp.stride_w, cp.pad_top,
+                       cp.pad_left, cp.pad_bottom, cp.pad_right);
+    EXPECT_EQ(SimShift(d), IslShift(seg::Conv2DKernel(cp)))
+        << "conv " << cp.h << "x" << cp.w << "x" << cp.c_in << "->" << cp.c_out << " k" << r << "x"
+        << s;
+    ++compared;
+  }
+  for (int i = 0; i < 8; ++i) {  // depthwise, symmetric padding
+    const int r = i % 2 ? 3 : 5, pad = Uniform(rng, 0, (r - 1) / 2), stride = Uniform(rng, 1, 2);
+    const int h = std::max(r - 2 * pad, 1) + Uniform(rng, 0, 3);
+    const int w = std::max(r - 2 * pad, 1) + Uniform(rng, 0, 3);
+    const int c = i == 7 ? 70 : Uniform(rng, 1, 8);  // 70: more than one channel chunk
+    sp_seg_layer_desc_t d{};
+    d.kind = SP_SEG_KIND_DEPTHWISE;
+    d.conv = ConvShape(h, w, c, c, r, r, stride, stride, pad, pad, pad, pad);
+    EXPECT_EQ(SimShift(d), IslShift(seg::DepthwiseConvKernel(h, w, c, r, r, stride, pad, 1)))
+        << "depthwise " << h << "x" << w << "x" << c << " k" << r << " s" << stride << " p" << pad;
+    ++compared;
+  }
+  for (int i = 0; i < 6; ++i) {  // bottleneck: at most the contract's shift
+    const bool residual = i % 2 == 0;
+    const int stride = residual ? 1 : Uniform(rng, 1, 2);
+    const int cin = Uniform(rng, 1, 5), cmid = Uniform(rng, 1, 8);
+    const int cout = residual ? cin : Uniform(rng, 1, 5);
+    const int h = Uniform(rng, 2, 5), w = Uniform(rng, 2, 5);
+    seg::BottleneckParams bp;
+    bp.h = h;
+    bp.w = w;
+    bp.c_in = cin;
+    bp.c_mid = cmid;
+    bp.c_out = cout;
+    bp.r = bp.s = 3;
+    bp.stride2 = stride;
+    bp.residual = residual;
+    bp.segment_bytes = 1;
+    sp_seg_layer_desc_t d{};
+    d.kind = SP_SEG_KIND_BOTTLENECK;
+    d.bottleneck = BShape(h, w, cin, cmid, cout, 3, 3, stride, stride, 1, 1, 1, 1, true, residual);
+    EXPECT_LE(SimShift(d), IslShift(seg::InvertedBottleneckKernel(bp)))
+        << "bottleneck " << h << "x" << w << " " << cin << "/" << cmid << "/" << cout;
+    ++compared;
+  }
+  EXPECT_EQ(compared, 42);
 }
 
 TEST(SegKernels, BottleneckWorkspaceFormula) {
@@ -670,18 +811,30 @@ TEST(SegKernels, RejectsBadArguments) {
   Rng rng(808);
   LayerData l = MakeLayer(rng, 4, 16, 4, 0);
   const sp_seg_layer_s8_t v = l.View();
-  const sp_seg_fc_shape_t s{1, 4, 4};
-  std::vector<int8_t> mem(16);
+  const sp_seg_fc_shape_t s{1, 4, 4, 0};
+  std::vector<int8_t> mem(16), ws(8);
   sp_seg_pool_t pool{mem.data(), 16, 1};
-  EXPECT_EQ(sp_seg_fully_connected_s8(&pool, 0, 8, &s, &v), SP_OK);
-  EXPECT_EQ(sp_seg_fully_connected_s8(&pool, 16, 0, &s, &v), SP_BAD_ARGUMENT);  // start >= pool
-  EXPECT_EQ(sp_seg_fully_connected_s8(&pool, 0, 3, &s, &v), SP_BAD_ARGUMENT);   // shift 13 > 12
+  EXPECT_EQ(sp_seg_fully_connected_s8(&pool, 0, 8, &s, &v, ws.data(), 4), SP_OK);
+  EXPECT_EQ(sp_seg_fully_connected_s8(&pool, 0, 8, &s, &v, ws.data(), 3), SP_BAD_ARGUMENT);
+  EXPECT_EQ(sp_seg_fully_connected_s8(&pool, 0, 8, &s, &v, nullptr, 4), SP_BAD_ARGUMENT);
+  const sp_seg_fc_shape_t neg{1, 4, 4, -1};
+  EXPECT_EQ(sp_seg_fully_connected_s8(&pool, 0, 8, &neg, &v, ws.data(), 4), SP_BAD_ARGUMENT);
+  EXPECT_EQ(sp_seg_fully_connected_s8(&pool, 16, 0, &s, &v, ws.data(), 4),
+            SP_BAD_ARGUMENT);  // start >= pool
+  EXPECT_EQ(sp_seg_fully_connected_s8(&pool, 0, 3, &s, &v, ws.data(), 4),
+            SP_BAD_ARGUMENT);  // shift 13 > 12
   sp_seg_pool_t empty{nullptr, 16, 1};
-  EXPECT_EQ(sp_seg_fully_connected_s8(&empty, 0, 8, &s, &v), SP_BAD_ARGUMENT);
+  EXPECT_EQ(sp_seg_fully_connected_s8(&empty, 0, 8, &s, &v, ws.data(), 4), SP_BAD_ARGUMENT);
   const sp_seg_conv_shape_t pw = ConvShape(2, 2, 4, 4, 1, 1, 1, 1, 1, 0, 0, 0);
   std::vector<int8_t> big(64);
   sp_seg_pool_t pool2{big.data(), 64, 1};
-  EXPECT_EQ(sp_seg_pointwise_s8(&pool2, 0, 32, &pw, &v), SP_BAD_ARGUMENT);  // padded 1x1
+  EXPECT_EQ(sp_seg_pointwise_s8(&pool2, 0, 32, &pw, &v, ws.data(), 4),
+            SP_BAD_ARGUMENT);  // padded 1x1
+  const sp_seg_conv_shape_t pw_ok = ConvShape(2, 2, 4, 4, 1, 1, 1, 1, 0, 0, 0, 0);
+  EXPECT_EQ(sp_seg_pointwise_s8(&pool2, 0, 32, &pw_ok, &v, ws.data(), 4), SP_OK);
+  EXPECT_EQ(sp_seg_pointwise_s8(&pool2, 0, 32, &pw_ok, &v, ws.data(), 3), SP_BAD_ARGUMENT);
+  EXPECT_EQ(sp_seg_conv_s8(&pool2, 0, 32, &pw_ok, &v, ws.data(), 3), SP_BAD_ARGUMENT);
+  EXPECT_EQ(sp_seg_depthwise_s8(&pool2, 0, 32, &pw_ok, &v, ws.data(), 3), SP_BAD_ARGUMENT);
   sp_seg_layer_desc_t desc{};
   desc.kind = SP_SEG_KIND_CONV;
   desc.conv = ConvShape(2, 2, 4, 4, 9, 9, 1, 1, 0, 0, 0, 0);  // 81 taps > SP_SEG_MAX_TAPS
