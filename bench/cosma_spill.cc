@@ -6,7 +6,8 @@
 // Writes bench/results/cosma_spill.{json,md} and bench/results/min_peak.{json,md}.
 //
 // Usage: bench_cosma_spill [--out DIR] [--time-limit S] [--nas-time-limit S] [--only NAME]
-//                          [--skip-human] [--skip-nas] [--skip-minpeak]
+//                          [--skip-human] [--skip-nas] [--skip-minpeak] [--nas-match SUBSTR]
+//                          [--activations-only]
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -115,7 +116,8 @@ int main(int argc, char** argv) {
   std::string out_dir = root + "/bench/results";
   double time_limit = 60, nas_time_limit = 120;
   std::string only;
-  bool skip_human = false, skip_nas = false, skip_minpeak = false;
+  bool skip_human = false, skip_nas = false, skip_minpeak = false, activations_only = false;
+  std::string nas_match;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     auto next = [&]() -> std::string {
@@ -132,6 +134,8 @@ int main(int argc, char** argv) {
     else if (a == "--skip-human") skip_human = true;
     else if (a == "--skip-nas") skip_nas = true;
     else if (a == "--skip-minpeak") skip_minpeak = true;
+    else if (a == "--nas-match") nas_match = next();
+    else if (a == "--activations-only") activations_only = true;
     else {
       std::cerr << "unknown argument " << a << "\n";
       return 1;
@@ -164,6 +168,7 @@ int main(int argc, char** argv) {
                : "|---|---|---|---:|---:|---:|---:|---:|---:|---|---:|---:|\n");
     for (const Model& m : models) {
       if (!only.empty() && m.name != only) continue;
+      if (nas && !nas_match.empty() && m.name.find(nas_match) == std::string::npos) continue;
       auto g = Load(m);
       if (!g.ok()) {
         std::cerr << m.name << ": " << g.status().message() << "\n";
@@ -171,6 +176,7 @@ int main(int argc, char** argv) {
       }
       for (bool weights : {false, true})
         for (const auto& b : budgets) {
+          if (weights && activations_only) continue;
           std::cerr << m.name << " " << (weights ? "act+weights" : "activations") << " " << b << "..." << std::flush;
           Run bm = Plan(*g, *target, "belady", "model", b, weights, time_limit);
           Run bp = Plan(*g, *target, "belady", "minpeak", b, weights, time_limit);
