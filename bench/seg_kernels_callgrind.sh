@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# Instruction counts (valgrind --tool=callgrind, only inside the measured kernel call) of the
+# segment-aware int8 kernels vs the plain kernels on vMCU's layer shapes. Host build (x86-64, the
+# release preset's -O2/-O3 flags), not Cortex-M cycles; instruction counts are repeatable.
+# Usage: bench/seg_kernels_callgrind.sh [BUILD_DIR] [OUT_DIR]   (defaults: build, bench/results)
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+build=${1:-$root/build}
+out=${2:-$root/bench/results}
+drv=$build/bench/bench_seg_kernels_driver
+command -v valgrind >/dev/null || { echo "valgrind is not installed (apt-get install valgrind)" >&2; exit 1; }
+[[ -x $drv ]] || { echo "$drv not built (ninja -C $build bench_seg_kernels_driver)" >&2; exit 1; }
+mkdir -p "$out"
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+count() {  # case variant -> instructions inside sp_bench_run_*
+  valgrind --tool=callgrind --callgrind-out-file="$tmp/cg" --toggle-collect='sp_bench_run_*' "$drv" "$1" "$2" \
+    2> "$tmp/log" || { cat "$tmp/log" >&2; exit 1; }
+  grep -o 'Collected : [0-9]*' "$tmp/log" | awk '{print $3}'
+}
+cpu=$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //')
+declare -A desc=(
+  [pw]="pointwise 80x80, 16->16 (vMCU's named layer)"
+  [pw2]="pointwise 44x44, 16->80 (MCUNet-320KB b3_expand)"
+  [fc]="fully connected 1x1024->1000"
+  [conv]="3x3 conv 20x20, 16->16, pad 1"
+  [dw]="3x3 depthwise 20x20x48, pad 1"
+  [bn]="bottleneck 20x20, 16/48/16, stride 1, residual (plain: expand, dw, project, add)"
+  [bn2]="bottleneck 40x40, 16/48/24, stride 2 (plain: expand, dw, project)"
+)
+json="{\"benchmark\": \"seg_kernels_callgrind\", \"machine\": \"$cpu, $(nproc) cores\", \"rows\": ["
+md="# Segment-aware vs plain int8 kernels: instructions (callgrind)\n\nMachine: $cpu, $(nproc) cores. Host build of \`runtime/\` (release), instructions inside the kernel call only (\`--toggle-collect\`). The segment-aware run writes its output at the kernel's minimal safe shift below its input in one pool. Target (issue 5): ratio <= 1.10.\n\n| layer | plain | segment-aware | ratio |\n|---|---:|---:|---:|\n"
+first=1
+for c in pw pw2 fc conv dw bn bn2; do
+  p=$(count $c plain)
+  s=$(count $c seg)
+  ratio=$(awk -v a="$s" -v b="$p" 'BEGIN{printf "%.3f", a/b}')
+  echo "$c: plain $p, seg $s, ratio $ratio" >&2
+  md+="| ${desc[$c]} | $p | $s | $ratio |\n"
+  [[ $first == 1 ]] || json+=","
+  first=0
+  json+="{\"case\": \"$c\", \"layer\": \"${desc[$c]}\", \"plain\": $p, \"segment\": $s, \"ratio\": $ratio}"
+done
+json+="]}"
+printf '%s\n' "$json" > "$out/seg_kernels_callgrind.json"
+printf "$md" > "$out/seg_kernels_callgrind.md"
+echo "wrote $out/seg_kernels_callgrind.{json,md}" >&2
