@@ -12,6 +12,7 @@
 
 #include "exec/executor.h"
 #include "exec/kernels.h"
+#include "sramplan_rt_seg.h"
 #include "support/strings.h"
 
 #ifndef SRAMPLAN_RUNTIME_DIR
@@ -259,6 +260,9 @@ class Emitter {
                                        const std::string& what);
   StatusOr<Loc> Locate(ir::TensorId t, int step, const std::string& what);
   Status EmitStep(int s, const plan::StepOp& so);
+  bool IsSegmentStep(int s);
+  Status EmitSegmentStep(int s);
+  std::string SegLayerInit(const exec::SegLayerS8& l);
   std::string TensorArray(ir::TensorId t);
   std::string DescName(const sp_tensor_t& d);
   std::string IntsName(const std::vector<int32_t>& v);
@@ -437,7 +441,11 @@ std::string Emitter::ConstName(const exec::ConstArray& c) {
   const bool is_new = !decl_names_.count(key);
   const std::string prefix = "sp_" + (c.role == "requant" ? std::string("rq") : c.role) + "_";
   const std::string name = Decl(key, prefix, ArrayDefinition(c.ctype, "@", c.bytes, ""));
-  if (is_new) fw_.table_bytes += static_cast<int64_t>(c.bytes.size());
+  if (is_new) {
+    // Repacked weights and biases of segment-aware layers count as weights.
+    (c.role == "segw" || c.role == "bias" ? fw_.weight_bytes : fw_.table_bytes) +=
+        static_cast<int64_t>(c.bytes.size());
+  }
   return name;
 }
 
@@ -611,6 +619,236 @@ Status Emitter::EmitStep(int s, const plan::StepOp& so) {
   return Status::Ok();
 }
 
+// vMCU steps, decided as the arena executor decides them (exec/executor.cc): a fused inverted
+// bottleneck (Conv 1x1, DepthwiseConv, Conv 1x1 [, Add]) or a single op whose output buffer
+// overlaps its input at segment level runs one segment-aware kernel (sramplan_rt_seg.h) on the
+// arena as the circular pool.
+bool Emitter::IsSegmentStep(int s) {
+  const auto& sops = p_.steps[s].ops;
+  if (sops.size() == 3 || sops.size() == 4)
+    return sops[0].type == "Conv" && sops[1].type == "DepthwiseConv" && sops[2].type == "Conv" &&
+           (sops.size() == 3 || sops[3].type == "Add");
+  if (sops.size() != 1 || sops[0].outputs.empty()) return false;
+  auto b = Buffer(sops[0].outputs[0], s, "");
+  if (!b.ok()) return false;
+  for (const plan::Overlap& o : b.value()->overlaps)
+    if (o.reason == "segment-overlap") return true;
+  return false;
+}
+
+// The brace initializer of a sp_seg_layer_s8_t for `l` (its weights, bias and requantisation
+// arrays become const arrays in flash).
+std::string Emitter::SegLayerInit(const exec::SegLayerS8& l) {
+  exec::ConstArray w{"int8_t", "segw", {}};
+  w.bytes.assign(reinterpret_cast<const uint8_t*>(l.weights.data()),
+                 reinterpret_cast<const uint8_t*>(l.weights.data()) + l.weights.size());
+  std::string bias = "NULL";
+  if (!l.bias.empty()) {
+    exec::ConstArray b{"int32_t", "bias", {}};
+    b.bytes.resize(l.bias.size() * sizeof(int32_t));
+    std::memcpy(b.bytes.data(), l.bias.data(), b.bytes.size());
+    bias = ConstName(b);
+  }
+  exec::ConstArray rq{"sp_requant_t", "requant", {}};
+  rq.bytes.resize(l.rq.size() * sizeof(sp_requant_t));
+  std::memcpy(rq.bytes.data(), l.rq.data(), rq.bytes.size());
+  return "{" + ConstName(w) + ", " + bias + ", " + ConstName(rq) + ", " + Str(l.in_zp) + ", " +
+         Str(l.out_zp) + ", " + Str(l.act_min) + ", " + Str(l.act_max) + "}";
+}
+
+Status Emitter::EmitSegmentStep(int s) {
+  const std::string where = "step " + std::to_string(s);
+  std::vector<const ir::Op*> sops;
+  for (const auto& so : p_.steps[s].ops) {
+    auto it = ops_.find(so.name);
+    if (it == ops_.end())
+      return InvalidArgument(where + " runs op '" + so.name + "', which the model does not have");
+    sops.push_back(it->second);
+  }
+  auto inside = [&](ir::TensorId id) {
+    const ir::Tensor& t = g_.tensor(id);
+    if (t.kind != ir::TensorKind::kActivation || !t.producer.valid()) return false;
+    bool prod = false;
+    for (const ir::Op* o : sops) prod = prod || o->id == t.producer;
+    if (!prod) return false;
+    for (ir::OpId c : t.consumers) {
+      bool in_step = false;
+      for (const ir::Op* o : sops) in_step = in_step || o->id == c;
+      if (!in_step) return false;
+    }
+    return true;
+  };
+  // Operand pointers for the parameter helpers: constants point at their (quantised) data, the
+  // weights and biases the helpers repack; activations are only checked to have a buffer.
+  std::vector<std::vector<const uint8_t*>> ins(sops.size());
+  for (size_t i = 0; i < sops.size(); ++i) {
+    const ir::Op& op = *sops[i];
+    const std::string what = "op '" + op.name + "'";
+    for (ir::TensorId id : op.inputs) {
+      if (inside(id)) {
+        ins[i].push_back(nullptr);
+        continue;
+      }
+      SP_ASSIGN_OR_RETURN(Loc l, Locate(id, s, what));
+      const ir::Tensor& t = g_.tensor(id);
+      ins[i].push_back(!l.arena && t.kind == ir::TensorKind::kConstant
+                           ? q_.data.values[t.id.value()].data()
+                           : nullptr);
+    }
+    for (ir::TensorId id : op.outputs) {
+      if (inside(id)) continue;
+      SP_ASSIGN_OR_RETURN(Loc l, Locate(id, s, what));
+      if (!l.arena)
+        return Unsupported(where + " " + what + " writes '" + g_.tensor(id).name +
+                           "' outside the arena level");
+    }
+  }
+  const ir::Op& first = *sops.front();
+  const ir::Op& last = *sops.back();
+  if (first.inputs.empty() || last.outputs.empty())
+    return InvalidArgument(where + ": a segment step needs an input and an output");
+  const ir::Tensor& xt = g_.tensor(first.inputs[0]);
+  const ir::Tensor& yt = g_.tensor(last.outputs[0]);
+  SP_ASSIGN_OR_RETURN(const plan::Buffer* bx, Buffer(xt.name, s, "op '" + first.name + "'"));
+  SP_ASSIGN_OR_RETURN(const plan::Buffer* by, Buffer(yt.name, s, "op '" + last.name + "'"));
+  if (bx->level != arena_level_->name || by->level != arena_level_->name)
+    return Unsupported(where + " op '" + first.name + "': the input '" + xt.name +
+                       "' and output '" + yt.name +
+                       "' of a segment step must be in the arena level");
+  const int64_t size = arena_level_->used_bytes;
+  if (size >= (int64_t{1} << 30))
+    return Unsupported(where + ": the arena is too large for the segment kernels");
+  int64_t seg = 1;
+  for (const auto& so : p_.steps[s].ops) {
+    auto it = so.attrs.find("segment_bytes");
+    if (it != so.attrs.end() && !it->second.empty()) seg = it->second[0];
+  }
+  if (seg < 1) seg = 1;
+  const int64_t seg_bytes = size % seg == 0 ? seg : 1;
+  const std::string pool = Decl("pool:" + Str(size) + ":" + Str(seg_bytes), "sp_pool",
+                                "static const sp_seg_pool_t @ = {(int8_t*)sramplan_arena, " +
+                                    Str(size / seg_bytes) + ", " + Str(seg_bytes) + "};\n");
+  // The workspace: the plan's `<first op>.workspace` buffer, else (a fused step without overlap)
+  // a static array of the kernel's workspace size, as the host executor allocates one.
+  std::string ws;
+  int64_t ws_bytes = 0;
+  bool declared = false;
+  for (const plan::Overlap& o : by->overlaps) declared = declared || o.reason == "segment-overlap";
+  auto wit = buffers_.find(first.name + ".workspace");
+  if (wit != buffers_.end())
+    for (const plan::Buffer* b : wit->second)
+      if (b->first_step <= s && s <= b->last_step) {
+        if (b->level != arena_level_->name)
+          return Unsupported(where + ": the workspace '" + b->tensor +
+                             "' is outside the arena level");
+        ws = "(int8_t*)(sramplan_arena + " + Str(b->offset) + ")";
+        ws_bytes = b->bytes;
+      }
+  if (ws.empty() && declared)
+    return InvalidArgument(where + " op '" + first.name +
+                           "': the output overlaps its input but the plan gives the step no '" +
+                           first.name + ".workspace' buffer");
+  auto need_ws = [&](int64_t bytes) {
+    if (!ws.empty()) return;
+    ws_bytes = bytes;
+    ws = Decl("ws:" + Str(s), "sp_ws",
+              "static int8_t @[" + Str(std::max<int64_t>(bytes, 1)) + "]; /* step " + Str(s) +
+                  " workspace (the plan has none) */\n");
+    fw_.extra_ram_bytes += std::max<int64_t>(bytes, 1);
+  };
+  std::string call, kernel;
+  if (sops.size() == 1) {
+    SP_ASSIGN_OR_RETURN(exec::SegLayerS8 l, exec::SegLayerParamsS8(g_, first, q_, ins[0]));
+    const std::string layer = Decl("layer" + SegLayerInit(l), "sp_layer",
+                                   "static const sp_seg_layer_s8_t @ = " + SegLayerInit(l) + ";\n");
+    if (l.fc) {
+      sp_seg_fc_shape_t fs{l.m, l.k, l.n, static_cast<int32_t>(seg)};
+      need_ws(sp_seg_fc_workspace_bytes(&fs));
+      const std::string init =
+          "{" + Str(fs.m) + ", " + Str(fs.k) + ", " + Str(fs.n) + ", " + Str(fs.chunk) + "}";
+      const std::string shape =
+          Decl("fcs" + init, "sp_fcs", "static const sp_seg_fc_shape_t @ = " + init + ";\n");
+      kernel = "sp_seg_fully_connected_s8";
+      call = kernel + "(&" + pool + ", " + Str(bx->offset) + ", " + Str(by->offset) + ", &" +
+             shape + ", &" + layer + ", " + ws + ", " + Str(ws_bytes) + ")";
+    } else {
+      const bool pointwise = !l.depthwise && l.r == 1 && l.s == 1 && l.pad[0] == 0 &&
+                             l.pad[1] == 0 && l.pad[2] == 0 && l.pad[3] == 0;
+      need_ws(pointwise ? std::min(l.c_in, l.c_out) : l.c_out);
+      const std::string init = "{" + Str(l.h) + ", " + Str(l.w) + ", " + Str(l.c_in) + ", " +
+                               Str(l.c_out) + ", " + Str(l.r) + ", " + Str(l.s) + ", " +
+                               Str(l.stride_h) + ", " + Str(l.stride_w) + ", " + Str(l.pad[0]) +
+                               ", " + Str(l.pad[1]) + ", " + Str(l.pad[2]) + ", " + Str(l.pad[3]) +
+                               ", " + Str(l.dilation_h) + ", " + Str(l.dilation_w) + "}";
+      const std::string shape =
+          Decl("cs" + init, "sp_cs", "static const sp_seg_conv_shape_t @ = " + init + ";\n");
+      kernel = l.depthwise ? "sp_seg_depthwise_s8" : "sp_seg_conv_s8";
+      call = kernel + "(&" + pool + ", " + Str(bx->offset) + ", " + Str(by->offset) + ", &" +
+             shape + ", &" + layer + ", " + ws + ", " + Str(ws_bytes) + ")";
+    }
+  } else {
+    const bool residual = sops.size() == 4;
+    if (sops.size() > 4 || sops[1]->inputs.empty() || sops[2]->inputs.empty() ||
+        sops[1]->inputs[0] != first.outputs[0] || sops[2]->inputs[0] != sops[1]->outputs[0] ||
+        (residual && (sops[3]->type != "Add" || sops[3]->inputs.size() != 2)))
+      return InvalidArgument(
+          where + ": a fused step must be Conv 1x1, DepthwiseConv, Conv 1x1 and an optional Add");
+    SP_ASSIGN_OR_RETURN(exec::SegLayerS8 e, exec::SegLayerParamsS8(g_, *sops[0], q_, ins[0]));
+    SP_ASSIGN_OR_RETURN(exec::SegLayerS8 d, exec::SegLayerParamsS8(g_, *sops[1], q_, ins[1]));
+    SP_ASSIGN_OR_RETURN(exec::SegLayerS8 j, exec::SegLayerParamsS8(g_, *sops[2], q_, ins[2]));
+    auto pointwise = [](const exec::SegLayerS8& l) {
+      return !l.fc && !l.depthwise && l.r == 1 && l.s == 1 && l.stride_h == 1 && l.stride_w == 1 &&
+             l.pad[0] == 0 && l.pad[1] == 0 && l.pad[2] == 0 && l.pad[3] == 0;
+    };
+    if (!pointwise(e) || !pointwise(j) || !d.depthwise || d.dilation_h != 1 || d.dilation_w != 1)
+      return InvalidArgument(
+          where + ": a fused step must be Conv 1x1, DepthwiseConv (no dilation), Conv 1x1");
+    sp_seg_bottleneck_shape_t bs{e.h,      e.w,      e.c_in,     e.c_out,    j.c_out,
+                                 d.r,      d.s,      d.stride_h, d.stride_w, d.pad[0],
+                                 d.pad[1], d.pad[2], d.pad[3],   1,          residual ? 1 : 0};
+    std::string add = "NULL";
+    if (residual) {
+      const ir::Op& a = *sops[3];
+      const bool in1_is_x = a.inputs[0] == first.inputs[0] && a.inputs[1] == sops[2]->outputs[0];
+      const bool in2_is_x = a.inputs[1] == first.inputs[0] && a.inputs[0] == sops[2]->outputs[0];
+      if ((!in1_is_x && !in2_is_x) || a.outputs.empty() || a.outputs[0] != last.outputs[0])
+        return InvalidArgument(where +
+                               ": the fused Add must add the group input to the projection");
+      SP_ASSIGN_OR_RETURN(sp_add_s8_params_t ap, exec::AddParamsS8(g_, a, q_));
+      if (!in1_is_x) {  // the kernel's in1 is the group input (the sum is symmetric)
+        std::swap(ap.in1_zp, ap.in2_zp);
+        std::swap(ap.in1_rq, ap.in2_rq);
+      }
+      add = "&" + AddParamsName(ap);
+    }
+    need_ws(sp_seg_bottleneck_workspace_bytes(&bs));
+    const std::string sinit = "{" + Str(bs.h) + ", " + Str(bs.w) + ", " + Str(bs.c_in) + ", " +
+                              Str(bs.c_mid) + ", " + Str(bs.c_out) + ", " + Str(bs.r) + ", " +
+                              Str(bs.s) + ", " + Str(bs.stride_h) + ", " + Str(bs.stride_w) + ", " +
+                              Str(bs.pad_top) + ", " + Str(bs.pad_left) + ", " +
+                              Str(bs.pad_bottom) + ", " + Str(bs.pad_right) + ", " +
+                              Str(bs.has_expand) + ", " + Str(bs.has_residual) + "}";
+    const std::string shape =
+        Decl("bs" + sinit, "sp_bs", "static const sp_seg_bottleneck_shape_t @ = " + sinit + ";\n");
+    const std::string pinit = "{" + SegLayerInit(e) + ",\n    " + SegLayerInit(d) + ",\n    " +
+                              SegLayerInit(j) + ",\n    " + add + "}";
+    const std::string params =
+        Decl("bp" + pinit, "sp_bp", "static const sp_seg_bottleneck_s8_t @ = " + pinit + ";\n");
+    kernel = "sp_seg_bottleneck_s8";
+    call = kernel + "(&" + pool + ", " + Str(bx->offset) + ", " + Str(by->offset) + ", &" + shape +
+           ", &" + params + ", " + ws + ", " + Str(ws_bytes) + ")";
+  }
+  std::string header = "  /* step " + std::to_string(s) + ": ";
+  for (size_t i = 0; i < sops.size(); ++i)
+    header +=
+        std::string(i ? " + " : "") + Comment(sops[i]->name) + " (" + Comment(sops[i]->type) + ")";
+  header += ", segment-aware " + kernel + ": " + Comment(xt.name) + " @" + Str(bx->offset) +
+            " -> " + Comment(yt.name) + " @" + Str(by->offset) + " */\n";
+  run_ += header + "  SP_CALL(" + std::to_string(s) + ", " + call + ");\n";
+  ++fw_.kernel_calls;
+  return Status::Ok();
+}
+
 std::string Emitter::ModelC(const std::string& run_body, const std::string& checksum_body) {
   std::string c;
   c += "/* Generated by sramplan codegen. Do not edit.\n";
@@ -627,7 +865,7 @@ std::string Emitter::ModelC(const std::string& run_body, const std::string& chec
   c += " * main() prints the FNV-1a 32 checksum of the outputs; the host arena executor's is " +
        Hex32(fw_.expected_checksum) + ". */\n";
   c += "#include <stddef.h>\n#include <stdint.h>\n#include <string.h>\n\n";
-  c += "#include \"sramplan_rt_int8.h\"\n\n";
+  c += "#include \"sramplan_rt_int8.h\"\n#include \"sramplan_rt_seg.h\"\n\n";
   c += "#define SRAMPLAN_ARENA_BYTES " + std::to_string(fw_.arena_bytes) + "\n";
   c += "#define SRAMPLAN_EXPECTED_CHECKSUM " + Hex32(fw_.expected_checksum) + "u\n\n";
   c += "/* Every tensor the plan keeps in SRAM lives here, at its planned offset. */\n";
@@ -977,17 +1215,6 @@ StatusOr<Firmware> Emitter::Run() {
                        std::to_string(p_.transfers.size()) + " transfers, e.g. '" +
                        p_.transfers[0].tensor +
                        "'); codegen supports single-arena plans without transfers");
-  for (const auto& b : p_.buffers)
-    for (const auto& o : b.overlaps)
-      if (o.reason == "segment-overlap")
-        return Unsupported("the plan overlaps '" + b.tensor + "' with its input '" + o.tensor +
-                           "' at segment level (strategy " + p_.strategy +
-                           "); codegen does not emit the segment-aware kernels yet: use --strategy "
-                           "tinyengine, inplace, tflm or linear");
-  for (const auto& st : p_.steps)
-    if (st.ops.size() != 1)
-      return Unsupported("plan step " + std::to_string(st.index) + " is a fused group of " +
-                         std::to_string(st.ops.size()) + " ops; codegen emits one kernel call per op");
   if (o_.stack_bytes < 256 || o_.stack_bytes % 8 != 0)
     return InvalidArgument("--stack must be a multiple of 8 of at least 256 bytes, not " +
                            std::to_string(o_.stack_bytes));
@@ -1057,9 +1284,15 @@ StatusOr<Firmware> Emitter::Run() {
   }
   if (!init.empty())
     run_ += "  /* The application writes the input into the arena before step 0. */\n" + init;
-  for (int s = 0; s < n; ++s)
+  for (int s = 0; s < n; ++s) {
+    if (IsSegmentStep(s)) {
+      SP_RETURN_IF_ERROR(EmitSegmentStep(s));
+      continue;
+    }
     for (const auto& so : p_.steps[s].ops) SP_RETURN_IF_ERROR(EmitStep(s, so));
+  }
 
+  fw_.fits = fw_.arena_bytes + fw_.extra_ram_bytes + fw_.stack_bytes <= fw_.ram_capacity;
   std::string checksum;
   for (ir::TensorId id : g_.Outputs()) {
     const ir::Tensor& t = g_.tensor(id);

@@ -265,6 +265,37 @@ TEST(Codegen, HostBuildOfModelCMatchesTheArenaExecutor) {
   EXPECT_GT(in_place, 0) << "no plan exercised the in-place depthwise path";
 }
 
+// vmcu plans: single ops whose output overlaps their input at segment level and fused inverted
+// bottlenecks run the segment-aware kernels on the arena as the circular pool, with the host
+// executor's parameters (repacked weights), so the bytes match.
+TEST(Codegen, VmcuHostBuildMatchesTheArenaExecutor) {
+  int seg_calls = 0, fused = 0, single = 0;
+  // B1's plan has single-op segment-overlap steps (Conv 3x3, pointwise Conv, DepthwiseConv).
+  for (const std::string name : {"S1", "B1", "B3", "B9"}) {
+    Model m = LoadFile("models/mcunet_blocks/" + name + ".graph.json");
+    plan::Plan p = Plan(m.g, "stm32f411re", "vmcu");
+    Firmware fw = Generate(m, p);
+    const std::string& c = File(fw, "model.c");
+    EXPECT_NE(c.find("#include \"sramplan_rt_seg.h\""), std::string::npos);
+    for (size_t i = 0; (i = c.find("SP_CALL(", i)) != std::string::npos; ++i)
+      if (c.compare(c.find(", ", i) + 2, 7, "sp_seg_") == 0) ++seg_calls;
+    if (c.find("sp_seg_bottleneck_s8(") != std::string::npos) ++fused;
+    if (c.find("sp_seg_conv_s8(") != std::string::npos ||
+        c.find("sp_seg_depthwise_s8(") != std::string::npos)
+      ++single;
+    EXPECT_EQ(fw.arena_bytes, p.metrics.arena_bytes) << name;
+    std::string out = RunOnHost(fw, name + "_vmcu");
+    EXPECT_EQ(PrintedChecksum(out), Hex(fw.expected_checksum)) << name << ": " << out;
+    EXPECT_NE(out.find("matches the host executor"), std::string::npos) << name << ": " << out;
+    // The same model and quantisation under a plain plan give the same output bytes.
+    Firmware plain = Generate(m, Plan(m.g, "stm32f411re", "tinyengine"));
+    EXPECT_EQ(fw.expected_checksum, plain.expected_checksum) << name;
+  }
+  EXPECT_GT(seg_calls, 0) << "no plan called a segment-aware kernel";
+  EXPECT_GT(fused, 0) << "no plan fused an inverted bottleneck";
+  EXPECT_GT(single, 0) << "no plan had a single-op segment-overlap step";
+}
+
 // The call record of an op is what ExecuteCalls runs: every MCU op kind yields only runtime
 // kernels (no host loops, no staging buffers), and the in-place depthwise record is one loop.
 TEST(Codegen, CallRecordsOfMcuOps) {
@@ -347,6 +378,26 @@ TEST(Codegen, CortexM4FirmwareRunsInQemu) {
   EXPECT_EQ(Sh("timeout 60 make -s -C '" + dir + "' check", &out), 0) << out;
 }
 
+// B3 under vmcu (one fused bottleneck with its residual, output over the input) fits the
+// STM32F411RE's 128 KiB, and the firmware prints the host executor's checksum on Cortex-M4.
+TEST(Codegen, VmcuCortexM4FirmwareRunsInQemu) {
+  std::string missing;
+  if (!HaveArmTools(&missing))
+    GTEST_SKIP() << missing << " is not installed (scripts/install-deps.sh)";
+  Model m = LoadFile("models/mcunet_blocks/B3.graph.json");
+  Firmware fw = Generate(m, Plan(m.g, "stm32f411re", "vmcu"));
+  EXPECT_TRUE(fw.fits);
+  ASSERT_NE(File(fw, "model.c").find("sp_seg_bottleneck_s8("), std::string::npos);
+  std::string dir = FreshDir("qemu_B3_vmcu");
+  ASSERT_TRUE(WriteFirmware(fw, dir).ok());
+  std::string out;
+  ASSERT_EQ(Sh("make -s -C '" + dir + "'", &out), 0) << out;
+  ASSERT_EQ(Sh("timeout 120 make -s -C '" + dir + "' run", &out), 0) << out;
+  EXPECT_EQ(PrintedChecksum(out), Hex(fw.expected_checksum)) << out;
+  EXPECT_NE(out.find("matches the host executor"), std::string::npos) << out;
+  EXPECT_EQ(Sh("timeout 120 make -s -C '" + dir + "' check", &out), 0) << out;
+}
+
 TEST(Codegen, CortexM7FirmwareRunsInQemu) {
   std::string missing;
   if (!HaveArmTools(&missing))
@@ -418,10 +469,14 @@ TEST(Codegen, Cli) {
       &err);
   EXPECT_EQ(rc, 1) << out << err;
   EXPECT_NE(err.find("conv_nchw"), std::string::npos) << err;
+  // vmcu plans (segment-overlap steps, fused bottlenecks) run the segment-aware kernels.
+  std::string dir3 = FreshDir("cli_S1_vmcu");
   rc = sramplan::testing::RunCli(
-      "codegen '" + model + "' --target stm32f411re --strategy vmcu --out '" + dir + "'", &out,
+      "codegen '" + model + "' --target stm32f411re --strategy vmcu --out '" + dir3 + "'", &out,
       &err);
-  EXPECT_EQ(rc, 1) << err;
+  EXPECT_EQ(rc, 0) << out << err;
+  EXPECT_TRUE(std::filesystem::exists(dir3 + "/runtime/sramplan_rt_seg_s8.c"));
+  EXPECT_TRUE(std::filesystem::exists(dir3 + "/runtime/sramplan_rt_seg.h"));
 }
 
 // Removes this process's firmware directories at the end.
