@@ -138,6 +138,7 @@ std::vector<std::string> AllStrategies(const BudgetFlags& b) {
   std::vector<std::string> list;
   if (b.budget.empty()) {
     for (const auto& s : sp::driver::Strategies()) list.push_back(s.name);
+    list.push_back("vmcu");
   } else {
     list = {"belady", "greedy", "cosma-fixed", "cosma"};
   }
@@ -281,6 +282,13 @@ int CmdVerify(const ModelFlags& f, const VerifyFlags& vf) {
   sp::analysis::Schedule naive_order;
   std::optional<sp::exec::ExecResult> naive;
   for (const auto& s : strategies) {
+    if (s == "vmcu" && f.dtype != "int8") {
+      if (vf.strategy == "all") {
+        std::cout << "verify vmcu: skipped (its segment-aware kernels are int8; pass --dtype int8)\n";
+        continue;
+      }
+      return Fail(sp::Unsupported("vmcu plans run in int8 (the segment-aware kernels); pass --dtype int8"));
+    }
     auto t0 = std::chrono::steady_clock::now();
     auto p = sp::driver::RunStrategy(*g, *target, s, opts);
     if (!p.ok()) return Fail(p.status());
@@ -406,6 +414,7 @@ int main(int argc, char** argv) {
   plan->add_option("--target", pf.target, "preset name (sramplan targets), target JSON file, or sram:SIZE")->required();
   std::string strategies_help = "strategy, or 'all' to compare them:";
   for (const auto& s : sp::driver::Strategies()) strategies_help += "\n  " + s.name + ": " + s.description;
+  strategies_help += "\n  vmcu: vMCU segment-level overlap and fused inverted bottlenecks (int8)";
   for (const auto& s : sp::driver::BudgetStrategies()) strategies_help += "\n  " + s.name + ": " + s.description;
   plan->add_option("--strategy", pf.strategy, strategies_help);
   plan->add_option("--schedule", pf.schedule,
