@@ -665,19 +665,7 @@ Status Emitter::EmitSegmentStep(int s) {
       return InvalidArgument(where + " runs op '" + so.name + "', which the model does not have");
     sops.push_back(it->second);
   }
-  auto inside = [&](ir::TensorId id) {
-    const ir::Tensor& t = g_.tensor(id);
-    if (t.kind != ir::TensorKind::kActivation || !t.producer.valid()) return false;
-    bool prod = false;
-    for (const ir::Op* o : sops) prod = prod || o->id == t.producer;
-    if (!prod) return false;
-    for (ir::OpId c : t.consumers) {
-      bool in_step = false;
-      for (const ir::Op* o : sops) in_step = in_step || o->id == c;
-      if (!in_step) return false;
-    }
-    return true;
-  };
+  auto inside = [&](ir::TensorId id) { return exec::IsFusedIntermediate(g_, sops, id); };
   // Operand pointers for the parameter helpers: constants point at their (quantised) data, the
   // weights and biases the helpers repack; activations are only checked to have a buffer.
   std::vector<std::vector<const uint8_t*>> ins(sops.size());

@@ -193,19 +193,7 @@ StatusOr<ExecResult> RunArena(const ir::Graph& g, const plan::Plan& p, const Mod
     }
     // Operand pointers of every op; tensors produced and consumed inside the step (the fused
     // intermediates) have no buffer and stay null. Off-chip bytes count as on the plain path.
-    auto inside = [&](ir::TensorId id) {
-      const ir::Tensor& t = g.tensor(id);
-      if (t.kind != ir::TensorKind::kActivation || !t.producer.valid()) return false;
-      bool prod = false;
-      for (const ir::Op* o : sops) prod = prod || o->id == t.producer;
-      if (!prod) return false;
-      for (ir::OpId c : t.consumers) {
-        bool in_step = false;
-        for (const ir::Op* o : sops) in_step = in_step || o->id == c;
-        if (!in_step) return false;
-      }
-      return true;
-    };
+    auto inside = [&](ir::TensorId id) { return IsFusedIntermediate(g, sops, id); };
     std::vector<std::vector<const uint8_t*>> ins(sops.size());
     for (size_t i = 0; i < sops.size(); ++i) {
       const ir::Op& op = *sops[i];

@@ -171,4 +171,8 @@ StatusOr<SegLayerS8> SegLayerParamsS8(const ir::Graph& g, const ir::Op& op, cons
 StatusOr<sp_add_s8_params_t> AddParamsS8(const ir::Graph& g, const ir::Op& op,
                                          const QuantizedModel& q);
 
+// A tensor produced and entirely consumed by the ops of one fused plan step (it lives only in the
+// step's workspace and has no buffer).
+bool IsFusedIntermediate(const ir::Graph& g, const std::vector<const ir::Op*>& step_ops, ir::TensorId id);
+
 }  // namespace sramplan::exec

@@ -1381,4 +1381,18 @@ StatusOr<sp_add_s8_params_t> AddParamsS8(const ir::Graph& g, const ir::Op& op,
   return std::get<sp_add_s8_params_t>(v[4]);
 }
 
+bool IsFusedIntermediate(const ir::Graph& g, const std::vector<const ir::Op*>& step_ops, ir::TensorId id) {
+  const ir::Tensor& t = g.tensor(id);
+  if (t.kind != ir::TensorKind::kActivation || !t.producer.valid()) return false;
+  auto in_step = [&](ir::OpId op) {
+    for (const ir::Op* o : step_ops)
+      if (o->id == op) return true;
+    return false;
+  };
+  if (!in_step(t.producer)) return false;
+  for (ir::OpId c : t.consumers)
+    if (!in_step(c)) return false;
+  return true;
+}
+
 }  // namespace sramplan::exec

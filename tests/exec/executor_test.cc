@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include "test_util.h"
+
 #include <map>
 
 #include "driver/strategy.h"
@@ -25,14 +27,7 @@ ir::Graph Load(const char* text) {
   return Float(std::move(g).value());
 }
 
-analysis::Schedule OrderOf(const ir::Graph& g, const plan::Plan& p) {
-  std::map<std::string, ir::OpId> ids;
-  for (const ir::Op& op : g.ops()) ids[op.name] = op.id;
-  analysis::Schedule s;
-  for (const auto& st : p.steps)
-    for (const auto& so : st.ops) s.push_back(ids.at(so.name));
-  return s;
-}
+analysis::Schedule OrderOf(const ir::Graph& g, const plan::Plan& p) { return testing::PlanOrder(g, p); }
 
 plan::Plan MakePlan(const ir::Graph& g, const std::string& strategy, const std::string& target = "stm32f411re") {
   auto t = target::LoadTarget(target);

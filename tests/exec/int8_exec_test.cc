@@ -2,6 +2,8 @@
 // dispatch, and naive == arena bit for bit on every strategy's int8 plan.
 #include <gtest/gtest.h>
 
+#include "test_util.h"
+
 #include <cmath>
 #include <cstring>
 #include <map>
@@ -30,14 +32,7 @@ ir::Graph Load(const char* text) {
   return Int8(std::move(g).value());
 }
 
-analysis::Schedule OrderOf(const ir::Graph& g, const plan::Plan& p) {
-  std::map<std::string, ir::OpId> ids;
-  for (const ir::Op& op : g.ops()) ids[op.name] = op.id;
-  analysis::Schedule s;
-  for (const auto& st : p.steps)
-    for (const auto& so : st.ops) s.push_back(ids.at(so.name));
-  return s;
-}
+analysis::Schedule OrderOf(const ir::Graph& g, const plan::Plan& p) { return testing::PlanOrder(g, p); }
 
 plan::Plan MakePlan(const ir::Graph& g, const std::string& strategy) {
   auto t = target::LoadTarget("stm32f411re");

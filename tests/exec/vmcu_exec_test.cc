@@ -42,14 +42,7 @@ plan::Plan VmcuPlan(const ir::Graph& g) {
   return std::move(p).value();
 }
 
-analysis::Schedule OrderOf(const ir::Graph& g, const plan::Plan& p) {
-  std::map<std::string, ir::OpId> ids;
-  for (const ir::Op& op : g.ops()) ids[op.name] = op.id;
-  analysis::Schedule s;
-  for (const auto& st : p.steps)
-    for (const auto& so : st.ops) s.push_back(ids.at(so.name));
-  return s;
-}
+analysis::Schedule OrderOf(const ir::Graph& g, const plan::Plan& p) { return testing::PlanOrder(g, p); }
 
 struct Counts {
   int overlaps = 0;  // buffers declaring a segment-overlap
