@@ -12,6 +12,7 @@
 // chains (the circular pool of segment/overlap.h avoids the drift; see bench/vmcu).
 #include <algorithm>
 #include <map>
+#include <limits>
 #include <numeric>
 
 #include "driver/strategy.h"
@@ -213,96 +214,171 @@ StatusOr<plan::Plan> RunVmcuStrategy(const ir::Graph& g, const target::Target& t
     int b = lv.buffer_of_tensor[id.value()];
     return b < 0 ? -1 : buf_of[b];
   };
-  // 3. Overlap classes: relative offsets.
-  std::vector<int> cls(bufs.size());
-  std::iota(cls.begin(), cls.end(), 0);
-  std::vector<int64_t> rel(bufs.size(), 0);
+  // 3. Overlap classes: tensors that overlap get fixed relative offsets (the output `shift` bytes
+  // below its input). A long chain drifts downwards by the sum of its shifts, so chains are also
+  // broken at steps that fit a target without their overlap (cap); the smallest arena wins.
   struct Declared {
     int out, in;
     int64_t shift_bytes;
     std::string reason = "segment-overlap";
   };
-  std::vector<Declared> declared;
-  std::vector<int64_t> dw_scratch(n, 0);  // in-place depthwise: one output channel plane
-  int64_t segment_saved = 0;
-  for (int s = 0; s < n; ++s) {
-    StepInfo& si = steps[s];
-    if (si.kind.empty() || !si.in.valid()) continue;
-    int xi = buffer_index(si.in), yi = buffer_index(si.out);
-    if (xi < 0 || yi < 0 || xi == yi) continue;
-    const ir::Tensor& xt = g.tensor(bufs[xi].tensor);
-    if (bufs[xi].last != s || bufs[yi].first != s || xt.kind == ir::TensorKind::kOutput ||
-        g.StorageRoot(si.in) != si.in || cls[yi] != yi)
-      continue;
-    auto an = segment::AnalyzeShift(si.kernel);
-    if (!an.ok()) continue;
-    int64_t shift_bytes = AlignUp(an->shift * si.kernel.segment_bytes, std::max<int64_t>(t.alignment, 1));
-    std::string reason = "segment-overlap";
-    // Depthwise: TinyEngine's in-place rule (output over the input, one channel plane of scratch)
-    // when it costs less than the segment shift plus its pixel buffer (vMCU: "the same results").
-    const ir::Op& op0 = g.op(si.ops[0]);
-    if (si.ops.size() == 1 && ir::IsDepthwiseConv(g, op0) && bufs[yi].bytes <= bufs[xi].bytes) {
-      const auto& ys = g.tensor(si.out).shape;
-      const int64_t plane = AlignUp(g.tensor(si.out).Bytes() / std::max<int64_t>(ys.back(), 1), 16);
-      if (plane <= shift_bytes + si.workspace) {
-        shift_bytes = 0;
-        reason = "inplace-depthwise";
-        si.workspace = 0;
-        dw_scratch[s] = plane;
+  struct Layout {
+    std::vector<int> cls;
+    std::vector<int64_t> rel;
+    std::vector<Declared> declared;
+    std::vector<int64_t> dw_scratch;
+    std::vector<int64_t> workspace;
+    std::vector<bool> step_overlaps;
+    std::map<int, int> req_of_class;
+    std::vector<placement::BufferRequest> requests;
+    std::vector<int> ws_req;
+    std::vector<int> member_req;  // fixed-offset request of a member of the largest class, else -1
+    placement::OptimalResult placed;
+  };
+  auto build = [&](int64_t extent_cap, int64_t cap) {
+    Layout L;
+    L.cls.resize(bufs.size());
+    std::iota(L.cls.begin(), L.cls.end(), 0);
+    L.rel.assign(bufs.size(), 0);
+    L.dw_scratch.assign(n, 0);
+    for (int s = 0; s < n; ++s) L.workspace.push_back(steps[s].workspace);
+    std::vector<int64_t> extent(bufs.size());
+    for (size_t k = 0; k < bufs.size(); ++k) extent[k] = bufs[k].bytes;
+    for (int s = 0; s < n; ++s) {
+      const StepInfo& si = steps[s];
+      if (si.kind.empty() || !si.in.valid()) continue;
+      int xi = buffer_index(si.in), yi = buffer_index(si.out);
+      if (xi < 0 || yi < 0 || xi == yi) continue;
+      const ir::Tensor& xt = g.tensor(bufs[xi].tensor);
+      if (bufs[xi].last != s || bufs[yi].first != s || xt.kind == ir::TensorKind::kOutput ||
+          g.StorageRoot(si.in) != si.in || L.cls[yi] != yi)
+        continue;
+      auto an = segment::AnalyzeShift(si.kernel);
+      if (!an.ok()) continue;
+      int64_t shift_bytes = AlignUp(an->shift * si.kernel.segment_bytes, std::max<int64_t>(t.alignment, 1));
+      std::string reason = "segment-overlap";
+      int64_t scratch = 0;
+      // Depthwise: TinyEngine's in-place rule (output over the input, one channel plane of scratch)
+      // when it costs less than the segment shift plus its pixel buffer (vMCU: "the same results").
+      const ir::Op& op0 = g.op(si.ops[0]);
+      if (si.ops.size() == 1 && ir::IsDepthwiseConv(g, op0) && bufs[yi].bytes <= bufs[xi].bytes) {
+        const auto& ys = g.tensor(si.out).shape;
+        const int64_t plane = AlignUp(g.tensor(si.out).Bytes() / std::max<int64_t>(ys.back(), 1), 16);
+        if (plane <= shift_bytes + si.workspace) {
+          shift_bytes = 0;
+          reason = "inplace-depthwise";
+          scratch = plane;
+        }
+      }
+      if (shift_bytes >= bufs[yi].bytes) continue;  // no overlap would remain
+      // Y joins X's class, shift_bytes below X (the class moves up when Y would start below 0).
+      const int c = L.cls[xi];
+      const int64_t ry = L.rel[xi] - shift_bytes;
+      const int64_t up = ry < 0 ? -ry : 0;
+      const int64_t new_extent = std::max(extent[c] + up, ry + up + bufs[yi].bytes);
+      // Where the step fits `cap` even without the overlap, do not take it: the chain breaks there
+      // and stops drifting (cheap where tensors are small).
+      int64_t live_other = 0;
+      for (size_t k = 0; k < bufs.size(); ++k)
+        if (bufs[k].first <= s && s <= bufs[k].last && static_cast<int>(k) != xi && static_cast<int>(k) != yi)
+          live_other += bufs[k].bytes;
+      if (live_other + bufs[xi].bytes + bufs[yi].bytes + si.workspace <= cap) continue;
+      if (new_extent > extent_cap) continue;
+      if (up > 0)
+        for (size_t k = 0; k < bufs.size(); ++k)
+          if (L.cls[k] == c) L.rel[k] += up;
+      extent[c] = new_extent;
+      L.cls[yi] = c;
+      L.rel[yi] = ry + up;
+      L.declared.push_back({yi, xi, shift_bytes, reason});
+      if (scratch > 0) {
+        L.dw_scratch[s] = scratch;
+        L.workspace[s] = 0;
       }
     }
-    if (shift_bytes >= bufs[yi].bytes) continue;  // no overlap would remain
-    // Y joins X's class, shift_bytes below X.
-    const int c = cls[xi];
-    int64_t ry = rel[xi] - shift_bytes;
-    if (ry < 0) {
-      for (size_t k = 0; k < bufs.size(); ++k)
-        if (cls[k] == c) rel[k] -= ry;
-      ry = 0;
-    }
-    cls[yi] = c;
-    rel[yi] = ry;
-    declared.push_back({yi, xi, shift_bytes, reason});
-    segment_saved += std::min(bufs[xi].bytes, bufs[yi].bytes - shift_bytes > 0 ? bufs[yi].bytes : 0);
-  }
-  // 4. Requests: one per class (+ workspaces).
-  std::map<int, int> req_of_class;
-  std::vector<placement::BufferRequest> requests;
-  for (size_t k = 0; k < bufs.size(); ++k) {
-    auto it = req_of_class.find(cls[k]);
-    if (it == req_of_class.end()) {
+    // 4. Requests: one per class (+ workspaces). The class with the largest extent keeps its members
+    // as separate requests at fixed offsets (class base 0), so that the space its chain frees as it
+    // drifts down is available to workspaces and other tensors.
+    int big = -1;
+    for (size_t k = 0; k < bufs.size(); ++k)
+      if (L.cls[k] != static_cast<int>(k) && (big < 0 || extent[L.cls[k]] > extent[big])) big = L.cls[k];
+    std::vector<int> member_req(bufs.size(), -1);
+    for (size_t k = 0; k < bufs.size(); ++k) {
+      if (L.cls[k] != big || big < 0) continue;
       placement::BufferRequest r;
-      r.id = static_cast<int>(requests.size());
-      r.bytes = rel[k] + bufs[k].bytes;
+      r.id = static_cast<int>(L.requests.size());
+      r.bytes = bufs[k].bytes;
       r.alignment = std::max<int64_t>(t.alignment, 1);
       r.first_step = bufs[k].first;
       r.last_step = bufs[k].last;
-      req_of_class[cls[k]] = r.id;
-      requests.push_back(r);
-    } else {
-      placement::BufferRequest& r = requests[it->second];
-      r.bytes = std::max(r.bytes, rel[k] + bufs[k].bytes);
-      r.first_step = std::min(r.first_step, bufs[k].first);
-      r.last_step = std::max(r.last_step, bufs[k].last);
+      r.fixed_offset = L.rel[k];
+      member_req[k] = r.id;
+      L.requests.push_back(r);
     }
+    L.member_req = member_req;
+    for (size_t k = 0; k < bufs.size(); ++k) {
+      if (member_req[k] >= 0) continue;
+      auto it = L.req_of_class.find(L.cls[k]);
+      if (it == L.req_of_class.end()) {
+        placement::BufferRequest r;
+        r.id = static_cast<int>(L.requests.size());
+        r.bytes = L.rel[k] + bufs[k].bytes;
+        r.alignment = std::max<int64_t>(t.alignment, 1);
+        r.first_step = bufs[k].first;
+        r.last_step = bufs[k].last;
+        L.req_of_class[L.cls[k]] = r.id;
+        L.requests.push_back(r);
+      } else {
+        placement::BufferRequest& r = L.requests[it->second];
+        r.bytes = std::max(r.bytes, L.rel[k] + bufs[k].bytes);
+        r.first_step = std::min(r.first_step, bufs[k].first);
+        r.last_step = std::max(r.last_step, bufs[k].last);
+      }
+    }
+    L.ws_req.assign(n, -1);
+    L.step_overlaps.assign(n, false);
+    for (const auto& d : L.declared) L.step_overlaps[bufs[d.out].first] = true;
+    for (int s = 0; s < n; ++s)
+      if ((L.step_overlaps[s] || steps[s].ops.size() > 1) && (L.workspace[s] > 0 || L.dw_scratch[s] > 0)) {
+        placement::BufferRequest r;
+        r.id = static_cast<int>(L.requests.size());
+        r.bytes = AlignUp(L.dw_scratch[s] > 0 ? L.dw_scratch[s] : L.workspace[s], std::max<int64_t>(t.alignment, 1));
+        r.alignment = std::max<int64_t>(t.alignment, 1);
+        r.first_step = r.last_step = s;
+        L.ws_req[s] = r.id;
+        L.requests.push_back(r);
+      }
+    placement::OptimalOptions po;
+    po.time_limit_s = 30;  // a safety net; the node limit keeps plans reproducible
+    po.node_limit = 20000;
+    L.placed = placement::PlaceBestOf(L.requests, po);
+    return L;
+  };
+  const int64_t kNoCap = std::numeric_limits<int64_t>::max();
+  Layout best = build(kNoCap, 0);  // every overlap taken
+  {
+    // Then variants: a cap on a class's extent (relative to the largest request), and chains broken
+    // at steps that fit a target without their overlap (relative to the placement's lower bound).
+    int64_t step_max = 0;
+    for (const auto& r : best.requests) step_max = std::max(step_max, r.bytes);
+    const int64_t lb = best.placed.lower_bound;
+    for (int64_t ecap : {kNoCap, step_max, step_max * 11 / 10, step_max * 5 / 4, step_max * 3 / 2})
+      for (int64_t fcap : {int64_t{0}, lb, lb * 21 / 20, lb * 11 / 10}) {
+        if (ecap == kNoCap && fcap == 0) continue;
+        Layout l = build(ecap, fcap);
+        if (l.placed.placement.arena_bytes < best.placed.placement.arena_bytes) best = std::move(l);
+      }
   }
-  std::vector<int> ws_req(n, -1);
-  std::vector<bool> step_overlaps(n, false);
-  for (const auto& d : declared) step_overlaps[bufs[d.out].first] = true;
-  for (int s = 0; s < n; ++s)
-    if ((step_overlaps[s] || steps[s].ops.size() > 1) && (steps[s].workspace > 0 || dw_scratch[s] > 0)) {
-      placement::BufferRequest r;
-      r.id = static_cast<int>(requests.size());
-      r.bytes = AlignUp(dw_scratch[s] > 0 ? dw_scratch[s] : steps[s].workspace, std::max<int64_t>(t.alignment, 1));
-      r.alignment = std::max<int64_t>(t.alignment, 1);
-      r.first_step = r.last_step = s;
-      ws_req[s] = r.id;
-      requests.push_back(r);
-    }
-  placement::OptimalOptions po;
-  po.time_limit_s = 30;  // a safety net; the node limit keeps plans reproducible
-  po.node_limit = 20000;
-  placement::OptimalResult placed = placement::PlaceBestOf(requests, po);
+  std::vector<int>& cls = best.cls;
+  std::vector<int64_t>& rel = best.rel;
+  std::vector<Declared>& declared = best.declared;
+  std::vector<int64_t>& dw_scratch = best.dw_scratch;
+  std::vector<bool>& step_overlaps = best.step_overlaps;
+  std::map<int, int>& req_of_class = best.req_of_class;
+  std::vector<placement::BufferRequest>& requests = best.requests;
+  std::vector<int>& ws_req = best.ws_req;
+  placement::OptimalResult& placed = best.placed;
+  for (int s = 0; s < n; ++s) steps[s].workspace = best.workspace[s];
 
   // 5. The plan.
   plan::Plan p = PlanSkeleton(g, t, sched, "vmcu", options);
@@ -324,7 +400,8 @@ StatusOr<plan::Plan> RunVmcuStrategy(const ir::Graph& g, const target::Target& t
   for (const auto& d : declared)
     overlaps[d.out].push_back({g.tensor(bufs[d.in].tensor).name, d.reason, -d.shift_bytes});
   for (size_t k = 0; k < bufs.size(); ++k) {
-    const int64_t off = placed.placement.offsets[req_of_class[cls[k]]] + rel[k];
+    const int64_t off = best.member_req[k] >= 0 ? placed.placement.offsets[best.member_req[k]]
+                                                : placed.placement.offsets[req_of_class[cls[k]]] + rel[k];
     p.buffers.push_back({g.tensor(bufs[k].tensor).name, arena.name, off, bufs[k].bytes, bufs[k].first, bufs[k].last,
                          overlaps[k]});
   }
@@ -373,7 +450,6 @@ StatusOr<plan::Plan> RunVmcuStrategy(const ir::Graph& g, const target::Target& t
   for (const auto& s : steps) groups += s.kind == "bottleneck";
   p.notes.push_back(std::to_string(groups) + " fused inverted bottlenecks, " + std::to_string(declared.size()) +
                     " segment overlaps (output shift bytes below its input; ISL analysis)");
-  (void)segment_saved;
   plan::VerifyResult vr = plan::VerifyPlan(p);
   if (!vr.ok()) return InternalError("strategy 'vmcu' produced a plan that fails verification:\n" + vr.Summary());
   return p;
