@@ -164,7 +164,7 @@ int main(int argc, char** argv) {
   } else if (!strcmp(what, "bn") || !strcmp(what, "bn2")) {
     const int two = !strcmp(what, "bn2");
     sp_seg_bottleneck_shape_t s = {two ? 40 : 20, two ? 40 : 20, 16, 48, two ? 24 : 16, 3, 3, two ? 2 : 1, two ? 2 : 1,
-                                   1, 1, 1, 1, 1, !two};
+                                   1, 1, 1, 1, 1, !two, 0, 0, 0, 0, 0, 0, 0, 0};
     c.bshape = s;
     c.bparams.expand = layer(48, 48 * 16, 3, -5);
     c.bparams.depthwise = layer(48, 9 * 48, -5, 1);

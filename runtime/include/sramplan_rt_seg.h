@@ -50,13 +50,19 @@
  *   Depthwise (C_out = C_in = C, depth multiplier 1): the Conv2D order (DepthwiseConvKernel);
  *       inside a step the taps are read in channel chunks of SP_SEG_DW_CHUNK (registers), the
  *       results collected in the workspace, and the pixel stored after the last chunk.
- *   Fused inverted bottleneck (expand 1x1 C_in -> C_mid, depthwise RxS on C_mid, project 1x1
- *       C_mid -> C_out, optional residual add of the block input):
+ *   Fused inverted bottleneck (expand C_in -> C_mid, depthwise RxS on C_mid, project 1x1
+ *       C_mid -> C_out, optional residual add of the block input). The expansion is a pointwise
+ *       conv (the usual block) or any Conv2D e_r x e_s with stride and padding (a network's stem
+ *       fused as the expansion, e.g. MCUNet's 3x3 stride-2 stem + its first block); it maps the
+ *       H x W input to the MH x MW plane the depthwise runs on (MH = H, MW = W when pointwise):
  *       for oh: { column cache emptied;
  *         for ow: { 1. for each window column iw = iw0 .. iw0+S-1 (ascending) that is inside the
- *                      input and NOT already cached from the previous ow of this row:
- *                        for r = 0..R-1 with ih inside: read in[ih, iw, 0..C_in) (expand it into
- *                        the workspace);
+ *                      plane and NOT already cached from the previous ow of this row:
+ *                        for r = 0..R-1 with ih inside: for every expansion tap (a, b) in
+ *                        row-major order whose input pixel (ih*e_stride_h - e_pad_top + a,
+ *                        iw*e_stride_w - e_pad_left + b) is inside the input: read that pixel's
+ *                        C_in bytes; then expand (ih, iw) into the workspace (pointwise: the
+ *                        single tap is in[ih, iw, 0..C_in));
  *                   2. depthwise + 3. project (workspace only, no pool access);
  *                   4. no residual: for k: write out[p, k];
  *                      residual:    for k: { read in[oh, ow, k]; write out[p, k] } } }.
@@ -143,7 +149,7 @@ typedef struct {
 } sp_seg_conv_shape_t;
 
 /* Inverted bottleneck on an H x W x C_in input; depthwise RxS with stride and padding (no
- * dilation). has_expand = 0: no expansion layer (C_mid must equal C_in; MobileNetV2's first
+ * dilation) on the expanded MH x MW plane. has_expand = 0: no expansion layer (C_mid must equal C_in; MobileNetV2's first
  * block). has_residual != 0 requires C_in == C_out, OH == H and OW == W. */
 typedef struct {
   int32_t h, w, c_in, c_mid, c_out;
@@ -151,10 +157,16 @@ typedef struct {
   int32_t stride_h, stride_w;
   int32_t pad_top, pad_left, pad_bottom, pad_right;
   int32_t has_expand, has_residual;
+  /* Geometry of the expansion layer (has_expand): a Conv2D e_r x e_s (groups 1, weights
+   * [C_mid][e_r][e_s][C_in]) with stride and zero padding on the H x W input, giving the MH x MW
+   * plane the depthwise runs on (h, w, r, s, stride and pads above are then the depthwise's on
+   * that plane). e_r = 0 (e.g. an initializer that omits these fields) means pointwise: 1x1,
+   * stride 1, no padding, MH = H, MW = W. A residual needs a pointwise expansion. */
+  int32_t e_r, e_s, e_stride_h, e_stride_w, e_pad_top, e_pad_left, e_pad_bottom, e_pad_right;
 } sp_seg_bottleneck_shape_t;
 
 typedef struct {
-  sp_seg_layer_s8_t expand;    /* weights [C_mid][C_in]; ignored if !has_expand */
+  sp_seg_layer_s8_t expand;    /* weights [C_mid][e_r][e_s][C_in]; ignored if !has_expand */
   sp_seg_layer_s8_t depthwise; /* weights [R][S][C_mid] */
   sp_seg_layer_s8_t project;   /* weights [C_out][C_mid] */
   /* in1 = the block input, in2 = the projected output; NULL iff !has_residual. */

@@ -82,6 +82,42 @@ static int seg_bytes_ok(int32_t a, int32_t b, int32_t c, int32_t* bytes) {
   return 1;
 }
 
+/* The expansion layer of a bottleneck: kernel, stride, padding and the MH x MW plane it gives. */
+typedef struct {
+  int32_t er, es, sh, sw, pt, pl, pb, pr;
+  int32_t mh, mw;
+  int pointwise; /* 1x1, stride 1, no padding */
+} seg_bn_geom_t;
+
+/* 0 on a bad expansion geometry. */
+static int seg_bn_geom(const sp_seg_bottleneck_shape_t* s, seg_bn_geom_t* g) {
+  if (s->e_r == 0 || !s->has_expand) {
+    if (s->has_expand == 0 && s->e_r != 0 &&
+        (s->e_r != 1 || s->e_s != 1 || s->e_stride_h != 1 || s->e_stride_w != 1 || s->e_pad_top ||
+         s->e_pad_left || s->e_pad_bottom || s->e_pad_right))
+      return 0; /* no expansion layer, but an expansion geometry */
+    g->er = g->es = g->sh = g->sw = 1;
+    g->pt = g->pl = g->pb = g->pr = 0;
+  } else {
+    g->er = s->e_r;
+    g->es = s->e_s;
+    g->sh = s->e_stride_h;
+    g->sw = s->e_stride_w;
+    g->pt = s->e_pad_top;
+    g->pl = s->e_pad_left;
+    g->pb = s->e_pad_bottom;
+    g->pr = s->e_pad_right;
+  }
+  if (g->er < 1 || g->es < 1 || g->er * g->es > SP_SEG_MAX_TAPS || g->sh < 1 || g->sw < 1 ||
+      g->pt < 0 || g->pl < 0 || g->pb < 0 || g->pr < 0 || g->pt >= g->er || g->pb >= g->er ||
+      g->pl >= g->es || g->pr >= g->es)
+    return 0;
+  g->pointwise = g->er == 1 && g->es == 1 && g->sh == 1 && g->sw == 1;
+  g->mh = seg_out_dim(s->h, g->pt, g->pb, g->er, 1, g->sh);
+  g->mw = seg_out_dim(s->w, g->pl, g->pr, g->es, 1, g->sw);
+  return g->mh >= 1 && g->mw >= 1;
+}
+
 #ifndef SP_SEG_TRACING
 int32_t sp_seg_start(const sp_seg_pool_t* pool, int32_t segment) {
   int32_t g;
@@ -100,12 +136,14 @@ int32_t sp_seg_conv_out_w(const sp_seg_conv_shape_t* s) {
   return seg_out_dim(s->w, s->pad_left, s->pad_right, s->s, s->dilation_w, s->stride_w);
 }
 int32_t sp_seg_bottleneck_out_h(const sp_seg_bottleneck_shape_t* s) {
-  if (s->stride_h < 1) return 0;
-  return seg_out_dim(s->h, s->pad_top, s->pad_bottom, s->r, 1, s->stride_h);
+  seg_bn_geom_t g;
+  if (s->stride_h < 1 || !seg_bn_geom(s, &g)) return 0;
+  return seg_out_dim(g.mh, s->pad_top, s->pad_bottom, s->r, 1, s->stride_h);
 }
 int32_t sp_seg_bottleneck_out_w(const sp_seg_bottleneck_shape_t* s) {
-  if (s->stride_w < 1) return 0;
-  return seg_out_dim(s->w, s->pad_left, s->pad_right, s->s, 1, s->stride_w);
+  seg_bn_geom_t g;
+  if (s->stride_w < 1 || !seg_bn_geom(s, &g)) return 0;
+  return seg_out_dim(g.mw, s->pad_left, s->pad_right, s->s, 1, s->stride_w);
 }
 int32_t sp_seg_bottleneck_workspace_bytes(const sp_seg_bottleneck_shape_t* s) {
   const int32_t cmid = s->has_expand ? s->c_mid : s->c_in;
@@ -461,6 +499,47 @@ static void seg_expand_pixel(const int8_t* base, int32_t size, int32_t pos, int3
   }
 }
 
+/* Expands plane pixel (mh, mw) with a Conv2D expansion into slot (C_mid bytes): reads the input
+ * pixels of its window (taps in row-major order, padding skipped), then computes the C_mid outputs.
+ * taps: scratch of SP_SEG_MAX_TAPS entries. */
+static void seg_expand_conv(const int8_t* base, int32_t size, int32_t in_start, int32_t H, int32_t W,
+                            int32_t cin, const seg_bn_geom_t* g, int32_t mh, int32_t mw,
+                            const sp_seg_layer_s8_t* ex, int32_t cmid, int8_t* slot,
+                            seg_tap_t* taps) {
+  const int32_t ih0 = mh * g->sh - g->pt, iw0 = mw * g->sw - g->pl;
+  const int32_t in_off = -ex->in_zp, wstride = g->er * g->es * cin;
+  const int8_t* const w = ex->weights;
+  const int32_t* const bias = ex->bias;
+  const sp_requant_t* const rq = ex->rq;
+  const int32_t out_zp = ex->out_zp, act_min = ex->act_min, act_max = ex->act_max;
+  int32_t a, b, m, t, ntap = 0;
+  for (a = 0; a < g->er; ++a) {
+    const int32_t ih = ih0 + a;
+    if (ih < 0 || ih >= H) continue;
+    for (b = 0; b < g->es; ++b) {
+      const int32_t iw = iw0 + b;
+      int32_t off;
+      if (iw < 0 || iw >= W) continue;
+      off = (ih * W + iw) * cin;
+      SP_SEG_TR_READ(off, cin);
+      taps[ntap].pos = seg_pos(in_start, off, size);
+      taps[ntap].n1 = SP_MIN(cin, size - taps[ntap].pos);
+      taps[ntap].woff = (a * g->es + b) * cin;
+      ++ntap;
+    }
+  }
+  for (m = 0; m < cmid; ++m) {
+    const int8_t* wm = w + m * wstride;
+    int32_t acc = bias ? bias[m] : 0;
+    for (t = 0; t < ntap; ++t) {
+      const int32_t n1 = taps[t].n1;
+      acc += seg_dot(base + taps[t].pos, wm + taps[t].woff, n1, in_off);
+      if (n1 < cin) acc += seg_dot(base, wm + taps[t].woff + n1, cin - n1, in_off);
+    }
+    slot[m] = seg_requant(acc, &rq[m], out_zp, act_min, act_max);
+  }
+}
+
 SP_SEG_LINKAGE sp_status_t SP_SEG_FN(sp_seg_bottleneck_s8)(const sp_seg_pool_t* pool,
                                                            int32_t in_start, int32_t out_start,
                                                            const sp_seg_bottleneck_shape_t* shape,
@@ -468,10 +547,13 @@ SP_SEG_LINKAGE sp_status_t SP_SEG_FN(sp_seg_bottleneck_s8)(const sp_seg_pool_t* 
                                                            int8_t* workspace,
                                                            int32_t workspace_bytes) {
   seg_tap_t taps[SP_SEG_MAX_TAPS];
+  seg_tap_t etaps[SP_SEG_MAX_TAPS];
+  seg_bn_geom_t eg;
   int32_t OH, OW, size, in_bytes, out_bytes, cmid, ws, oh, ow, r, s, t, c, k;
   const sp_seg_layer_s8_t* ex;
   sp_status_t st;
   if (shape == 0 || params == 0 || workspace == 0) return SP_BAD_ARGUMENT;
+  if (!seg_bn_geom(shape, &eg)) return SP_BAD_ARGUMENT;
   if (shape->r < 1 || shape->s < 1 || shape->r * shape->s > SP_SEG_MAX_TAPS ||
       shape->stride_h < 1 || shape->stride_w < 1 || shape->pad_top < 0 || shape->pad_left < 0 ||
       shape->pad_bottom < 0 || shape->pad_right < 0)
@@ -481,8 +563,8 @@ SP_SEG_LINKAGE sp_status_t SP_SEG_FN(sp_seg_bottleneck_s8)(const sp_seg_pool_t* 
     return SP_BAD_ARGUMENT;
   cmid = shape->has_expand ? shape->c_mid : shape->c_in;
   if (!shape->has_expand && shape->c_mid != shape->c_in) return SP_BAD_ARGUMENT;
-  OH = seg_out_dim(shape->h, shape->pad_top, shape->pad_bottom, shape->r, 1, shape->stride_h);
-  OW = seg_out_dim(shape->w, shape->pad_left, shape->pad_right, shape->s, 1, shape->stride_w);
+  OH = seg_out_dim(eg.mh, shape->pad_top, shape->pad_bottom, shape->r, 1, shape->stride_h);
+  OW = seg_out_dim(eg.mw, shape->pad_left, shape->pad_right, shape->s, 1, shape->stride_w);
   if (!seg_bytes_ok(shape->h, shape->w, shape->c_in, &in_bytes) ||
       !seg_bytes_ok(OH, OW, shape->c_out, &out_bytes) || cmid < 1 ||
       cmid > ((int32_t)1 << 24) / (shape->r * shape->s + 1))
@@ -490,7 +572,8 @@ SP_SEG_LINKAGE sp_status_t SP_SEG_FN(sp_seg_bottleneck_s8)(const sp_seg_pool_t* 
   if ((params->residual != 0) != (shape->has_residual != 0)) return SP_BAD_ARGUMENT;
   if (shape->has_residual) {
     const sp_add_s8_params_t* p = params->residual;
-    if (shape->c_in != shape->c_out || OH != shape->h || OW != shape->w || p->left_shift < 0 ||
+    if (!eg.pointwise || shape->c_in != shape->c_out || OH != shape->h || OW != shape->w ||
+        p->left_shift < 0 ||
         p->left_shift > 22 || p->act_min < -128 || p->act_max > 127 || p->act_min > p->act_max)
       return SP_BAD_ARGUMENT;
   }
@@ -501,7 +584,7 @@ SP_SEG_LINKAGE sp_status_t SP_SEG_FN(sp_seg_bottleneck_s8)(const sp_seg_pool_t* 
   ex = shape->has_expand ? &params->expand : 0;
   {
     int8_t* const base = pool->base;
-    const int32_t H = shape->h, W = shape->w, R = shape->r, S = shape->s;
+    const int32_t H = eg.mh, W = eg.mw, R = shape->r, S = shape->s; /* the expanded plane */
     const int32_t CI = shape->c_in, CO = shape->c_out;
     int8_t* const wsB = workspace;                /* R*S slots of C_mid: slot r*S + iw%S */
     int8_t* const wsC = workspace + R * S * cmid; /* depthwise result, C_mid */
@@ -537,6 +620,11 @@ SP_SEG_LINKAGE sp_status_t SP_SEG_FN(sp_seg_bottleneck_s8)(const sp_seg_pool_t* 
             const int32_t ih = ih0 + r;
             int32_t off;
             if (ih < 0 || ih >= H) continue;
+            if (!eg.pointwise) {
+              seg_expand_conv(base, size, in_start, shape->h, shape->w, CI, &eg, ih, iw, ex, cmid,
+                              wsB + (r * S + iw % S) * cmid, etaps);
+              continue;
+            }
             off = (ih * W + iw) * CI;
             SP_SEG_TR_READ(off, CI);
             seg_expand_pixel(base, size, seg_pos(in_start, off, size), CI, ex, cmid,

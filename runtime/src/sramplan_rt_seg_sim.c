@@ -109,7 +109,9 @@ static sp_status_t seg_sim_trace(const sp_seg_layer_desc_t* l, seg_trace_t* t) {
       const sp_seg_bottleneck_shape_t* b = &l->bottleneck;
       const int32_t cm = b->has_expand ? b->c_mid : b->c_in;
       if (b->r < 1 || b->s < 1 || b->r * b->s > SP_SEG_MAX_TAPS || cm < 1) return SP_BAD_ARGUMENT;
-      wbytes = SP_MAX(cm * b->c_in, SP_MAX(b->r * b->s * cm, b->c_out * cm));
+      const int32_t etaps = b->has_expand && b->e_r > 0 ? b->e_r * SP_MAX(b->e_s, 1) : 1;
+      if (etaps > SP_SEG_MAX_TAPS) return SP_BAD_ARGUMENT;
+      wbytes = SP_MAX(cm * etaps * b->c_in, SP_MAX(b->r * b->s * cm, b->c_out * cm));
       nch = SP_MAX(cm, b->c_out);
       ws = sp_seg_bottleneck_workspace_bytes(b);
       break;

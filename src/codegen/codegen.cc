@@ -775,47 +775,23 @@ Status Emitter::EmitSegmentStep(int s) {
              shape + ", &" + layer + ", " + ws + ", " + Str(ws_bytes) + ")";
     }
   } else {
-    const bool residual = sops.size() == 4;
-    if (sops.size() > 4 || sops[1]->inputs.empty() || sops[2]->inputs.empty() ||
-        sops[1]->inputs[0] != first.outputs[0] || sops[2]->inputs[0] != sops[1]->outputs[0] ||
-        (residual && (sops[3]->type != "Add" || sops[3]->inputs.size() != 2)))
-      return InvalidArgument(
-          where + ": a fused step must be Conv 1x1, DepthwiseConv, Conv 1x1 and an optional Add");
-    SP_ASSIGN_OR_RETURN(exec::SegLayerS8 e, exec::SegLayerParamsS8(g_, *sops[0], q_, ins[0]));
-    SP_ASSIGN_OR_RETURN(exec::SegLayerS8 d, exec::SegLayerParamsS8(g_, *sops[1], q_, ins[1]));
-    SP_ASSIGN_OR_RETURN(exec::SegLayerS8 j, exec::SegLayerParamsS8(g_, *sops[2], q_, ins[2]));
-    auto pointwise = [](const exec::SegLayerS8& l) {
-      return !l.fc && !l.depthwise && l.r == 1 && l.s == 1 && l.stride_h == 1 && l.stride_w == 1 &&
-             l.pad[0] == 0 && l.pad[1] == 0 && l.pad[2] == 0 && l.pad[3] == 0;
-    };
-    if (!pointwise(e) || !pointwise(j) || !d.depthwise || d.dilation_h != 1 || d.dilation_w != 1)
-      return InvalidArgument(
-          where + ": a fused step must be Conv 1x1, DepthwiseConv (no dilation), Conv 1x1");
-    sp_seg_bottleneck_shape_t bs{e.h,      e.w,      e.c_in,     e.c_out,    j.c_out,
-                                 d.r,      d.s,      d.stride_h, d.stride_w, d.pad[0],
-                                 d.pad[1], d.pad[2], d.pad[3],   1,          residual ? 1 : 0};
-    std::string add = "NULL";
-    if (residual) {
-      const ir::Op& a = *sops[3];
-      const bool in1_is_x = a.inputs[0] == first.inputs[0] && a.inputs[1] == sops[2]->outputs[0];
-      const bool in2_is_x = a.inputs[1] == first.inputs[0] && a.inputs[0] == sops[2]->outputs[0];
-      if ((!in1_is_x && !in2_is_x) || a.outputs.empty() || a.outputs[0] != last.outputs[0])
-        return InvalidArgument(where +
-                               ": the fused Add must add the group input to the projection");
-      SP_ASSIGN_OR_RETURN(sp_add_s8_params_t ap, exec::AddParamsS8(g_, a, q_));
-      if (!in1_is_x) {  // the kernel's in1 is the group input (the sum is symmetric)
-        std::swap(ap.in1_zp, ap.in2_zp);
-        std::swap(ap.in1_rq, ap.in2_rq);
-      }
-      add = "&" + AddParamsName(ap);
-    }
+    SP_ASSIGN_OR_RETURN(exec::SegBottleneckS8 fb, exec::SegBottleneckParamsS8(g_, sops, q_, ins, where));
+    if (fb.residual && sops[3]->outputs[0] != last.outputs[0])
+      return InvalidArgument(where + ": the fused Add must write the step's output");
+    const exec::SegLayerS8 &e = fb.expand, &d = fb.depthwise, &j = fb.project;
+    const sp_seg_bottleneck_shape_t bs = fb.shape;
+    const std::string add = fb.residual ? "&" + AddParamsName(fb.add) : std::string("NULL");
     need_ws(sp_seg_bottleneck_workspace_bytes(&bs));
     const std::string sinit = "{" + Str(bs.h) + ", " + Str(bs.w) + ", " + Str(bs.c_in) + ", " +
                               Str(bs.c_mid) + ", " + Str(bs.c_out) + ", " + Str(bs.r) + ", " +
                               Str(bs.s) + ", " + Str(bs.stride_h) + ", " + Str(bs.stride_w) + ", " +
                               Str(bs.pad_top) + ", " + Str(bs.pad_left) + ", " +
                               Str(bs.pad_bottom) + ", " + Str(bs.pad_right) + ", " +
-                              Str(bs.has_expand) + ", " + Str(bs.has_residual) + "}";
+                              Str(bs.has_expand) + ", " + Str(bs.has_residual) + ", " +
+                              Str(bs.e_r) + ", " + Str(bs.e_s) + ", " + Str(bs.e_stride_h) + ", " +
+                              Str(bs.e_stride_w) + ", " + Str(bs.e_pad_top) + ", " +
+                              Str(bs.e_pad_left) + ", " + Str(bs.e_pad_bottom) + ", " +
+                              Str(bs.e_pad_right) + "}";
     const std::string shape =
         Decl("bs" + sinit, "sp_bs", "static const sp_seg_bottleneck_shape_t @ = " + sinit + ";\n");
     const std::string pinit = "{" + SegLayerInit(e) + ",\n    " + SegLayerInit(d) + ",\n    " +

@@ -1,7 +1,8 @@
 // The vmcu strategy (vMCU, issue 5): segment-level overlap of an op's output with its own input,
 // and fused inverted bottlenecks whose wide intermediates never exist in full.
 //
-// Pipeline: model order -> fused groups (pw expand -> dw -> pw project [-> + block input]) -> for
+// Pipeline: model order -> fused groups (expand -> dw -> pw project [-> + block input]; the expansion
+// is a pointwise conv or any Conv2D, e.g. a stem fused with the first block) -> for
 // each step whose single data input dies there, the minimal safe shift from the ISL analysis
 // (segment/overlap.h) -> tensors that overlap chain into classes with fixed relative offsets (the
 // output `shift` bytes below its input) -> classes placed as one request each with the exact
@@ -31,6 +32,21 @@ bool IsPointwise(const ir::Graph& g, const ir::Op& op) {
   bool zero_pads = std::all_of(pads.begin(), pads.end(), [](int64_t v) { return v == 0; });
   return k == std::vector<int64_t>{1, 1} && st == std::vector<int64_t>{1, 1} && zero_pads &&
          g.tensor(op.inputs[0]).shape.size() == 4;
+}
+
+// An expansion the fused bottleneck kernel can run: a pointwise conv, or any Conv2D (groups 1,
+// dilation 1, equal strides, padding smaller than the kernel) such as a network's stem.
+bool IsExpansion(const ir::Graph& g, const ir::Op& op) {
+  if (op.type != "Conv" || op.attrs.GetInt("group", 1) != 1 || g.tensor(op.inputs[0]).shape.size() != 4) return false;
+  auto k = op.attrs.GetInts("kernel_shape");
+  auto st = op.attrs.GetInts("strides", {1, 1});
+  auto pads = op.attrs.GetInts("pads", {0, 0, 0, 0});
+  auto dil = op.attrs.GetInts("dilations", {1, 1});
+  if (k.size() != 2 || st.size() != 2 || pads.size() != 4 || st[0] != st[1] || st[0] < 1 ||
+      dil != std::vector<int64_t>{1, 1})
+    return false;
+  return pads[0] >= 0 && pads[1] >= 0 && pads[2] >= 0 && pads[3] >= 0 && pads[0] < k[0] && pads[2] < k[0] &&
+         pads[1] < k[1] && pads[3] < k[1];
 }
 
 bool SingleConsumer(const ir::Graph& g, ir::TensorId t) {
@@ -121,7 +137,7 @@ StatusOr<plan::Plan> RunVmcuStrategy(const ir::Graph& g, const target::Target& t
     const ir::Op& a = g.op(sched[i]);
     StepInfo si;
     bool fused = false;
-    if (g.layout == ir::Layout::kNHWC && i + 2 < nops && IsPointwise(g, a) && SingleConsumer(g, a.outputs[0])) {
+    if (g.layout == ir::Layout::kNHWC && i + 2 < nops && IsExpansion(g, a) && SingleConsumer(g, a.outputs[0])) {
       const ir::Op& b = g.op(sched[i + 1]);
       const ir::Op& c = g.op(sched[i + 2]);
       if (ir::IsDepthwiseConv(g, b) && b.inputs[0] == a.outputs[0] && SingleConsumer(g, b.outputs[0]) &&
@@ -145,12 +161,23 @@ StatusOr<plan::Plan> RunVmcuStrategy(const ir::Graph& g, const target::Target& t
           bp.r = bp.s = k[0];
           bp.stride2 = st[0];
           bp.residual = false;
+          {
+            auto ek = Ints(a, "kernel_shape", {1, 1});
+            auto ep = Ints(a, "pads", {0, 0, 0, 0});
+            bp.stride1 = Ints(a, "strides", {1, 1})[0];
+            bp.er = ek[0];
+            bp.es = ek[1];
+            bp.e_pad_top = ep[0];
+            bp.e_pad_left = ep[1];
+            bp.e_pad_bottom = ep[2];
+            bp.e_pad_right = ep[3];
+          }
           si.ops = {a.id, b.id, c.id};
           si.out = c.outputs[0];
           // The residual add, when it follows and adds the block input.
           if (i + 3 < nops && SingleConsumer(g, c.outputs[0])) {
             const ir::Op& d = g.op(sched[i + 3]);
-            if (d.type == "Add" && d.inputs.size() == 2 && st[0] == 1 && x[3] == y[3] &&
+            if (d.type == "Add" && d.inputs.size() == 2 && st[0] == 1 && x[3] == y[3] && IsPointwise(g, a) &&
                 ((d.inputs[0] == a.inputs[0] && d.inputs[1] == c.outputs[0]) ||
                  (d.inputs[1] == a.inputs[0] && d.inputs[0] == c.outputs[0])) &&
                 g.tensor(d.outputs[0]).shape == y) {
@@ -354,16 +381,33 @@ StatusOr<plan::Plan> RunVmcuStrategy(const ir::Graph& g, const target::Target& t
     L.placed = placement::PlaceBestOf(L.requests, po);
     return L;
   };
+  // Lower bound of a layout: per step, live bytes with each declared overlap pair counted as
+  // max(shift + in, out) instead of in + out, plus the step's workspace.
+  auto lower_bound_of = [&](const Layout& L) {
+    std::vector<int64_t> live(std::max(n, 1), 0);
+    for (size_t k = 0; k < bufs.size(); ++k)
+      for (int s = bufs[k].first; s <= bufs[k].last; ++s) live[s] += bufs[k].bytes;
+    for (const auto& d : L.declared) {
+      const int s = bufs[d.out].first;
+      live[s] -= bufs[d.in].bytes + bufs[d.out].bytes;
+      live[s] += std::max(d.shift_bytes + bufs[d.in].bytes, bufs[d.out].bytes);
+    }
+    for (int s = 0; s < n; ++s)
+      if (L.ws_req[s] >= 0) live[s] += L.requests[L.ws_req[s]].bytes;
+    return *std::max_element(live.begin(), live.end());
+  };
   const int64_t kNoCap = std::numeric_limits<int64_t>::max();
   Layout best = build(kNoCap, 0);  // every overlap taken
   {
     // Then variants: a cap on a class's extent (relative to the largest request), and chains broken
-    // at steps that fit a target without their overlap (relative to the placement's lower bound).
+    // at steps that fit a target without their overlap (relative to the strategy's lower bound with
+    // every overlap taken: a step that fits it whole needs no overlap, and breaking the chain there
+    // stops the drift).
     int64_t step_max = 0;
     for (const auto& r : best.requests) step_max = std::max(step_max, r.bytes);
-    const int64_t lb = best.placed.lower_bound;
+    const int64_t lb = lower_bound_of(best);
     for (int64_t ecap : {kNoCap, step_max, step_max * 11 / 10, step_max * 5 / 4, step_max * 3 / 2})
-      for (int64_t fcap : {int64_t{0}, lb, lb * 21 / 20, lb * 11 / 10}) {
+      for (int64_t fcap : {int64_t{0}, lb, lb * 51 / 50, lb * 21 / 20, lb * 11 / 10}) {
         if (ecap == kNoCap && fcap == 0) continue;
         Layout l = build(ecap, fcap);
         if (l.placed.placement.arena_bytes < best.placed.placement.arena_bytes) best = std::move(l);
@@ -423,19 +467,7 @@ StatusOr<plan::Plan> RunVmcuStrategy(const ir::Graph& g, const target::Target& t
   }
   // Metrics.
   plan::Metrics& m = p.metrics;
-  std::vector<int64_t> live(std::max(n, 1), 0);
-  // Lower bound of this strategy: per step, live bytes with each declared overlap pair counted as
-  // max(shift + in, out) instead of in + out.
-  for (size_t k = 0; k < bufs.size(); ++k)
-    for (int s = bufs[k].first; s <= bufs[k].last; ++s) live[s] += bufs[k].bytes;
-  for (const auto& d : declared) {
-    const int s = bufs[d.out].first;
-    live[s] -= bufs[d.in].bytes + bufs[d.out].bytes;
-    live[s] += std::max(d.shift_bytes + bufs[d.in].bytes, bufs[d.out].bytes);
-  }
-  for (int s = 0; s < n; ++s)
-    if (ws_req[s] >= 0) live[s] += requests[ws_req[s]].bytes;
-  const int64_t lower_bound = *std::max_element(live.begin(), live.end());
+  const int64_t lower_bound = lower_bound_of(best);
   for (auto& l : p.levels) {
     if (l.name == arena.name) l.lower_bound_bytes = lower_bound;
     if (l.name == wlevel.name && wlevel.name != arena.name) l.lower_bound_bytes = weight_bytes;

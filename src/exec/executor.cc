@@ -284,36 +284,14 @@ StatusOr<ExecResult> RunArena(const ir::Graph& g, const plan::Plan& p, const Mod
                          : sp_seg_conv_s8(&pool, in_start, out_start, &cs, &v, ws, static_cast<int32_t>(ws_bytes));
       }
     } else {
-      // Fused inverted bottleneck: Conv 1x1 -> DepthwiseConv -> Conv 1x1 [-> Add of the group input].
-      const bool residual = sops.size() == 4;
-      if (sops.size() > 4 || sops[1]->inputs.empty() || sops[2]->inputs.empty() ||
-          sops[1]->inputs[0] != first.outputs[0] || sops[2]->inputs[0] != sops[1]->outputs[0] ||
-          (residual && (sops[3]->type != "Add" || sops[3]->inputs.size() != 2)))
-        return Mismatch(where + ": a fused step must be Conv 1x1, DepthwiseConv, Conv 1x1 and an optional Add");
-      SP_ASSIGN_OR_RETURN(SegLayerS8 e, SegLayerParamsS8(g, *sops[0], *quant, ins[0]));
-      SP_ASSIGN_OR_RETURN(SegLayerS8 d, SegLayerParamsS8(g, *sops[1], *quant, ins[1]));
-      SP_ASSIGN_OR_RETURN(SegLayerS8 j, SegLayerParamsS8(g, *sops[2], *quant, ins[2]));
-      auto pointwise = [](const SegLayerS8& l) {
-        return !l.fc && !l.depthwise && l.r == 1 && l.s == 1 && l.stride_h == 1 && l.stride_w == 1 &&
-               l.pad[0] == 0 && l.pad[1] == 0 && l.pad[2] == 0 && l.pad[3] == 0;
-      };
-      if (!pointwise(e) || !pointwise(j) || !d.depthwise || d.dilation_h != 1 || d.dilation_w != 1)
-        return Mismatch(where + ": a fused step must be Conv 1x1, DepthwiseConv (no dilation), Conv 1x1");
-      sp_seg_bottleneck_shape_t bs{e.h,        e.w,        e.c_in,   e.c_out,  j.c_out,  d.r,      d.s,   d.stride_h,
-                                   d.stride_w, d.pad[0],   d.pad[1], d.pad[2], d.pad[3], 1,        residual ? 1 : 0};
-      sp_add_s8_params_t add{};
-      if (residual) {
-        const ir::Op& a = *sops[3];
-        const bool in1_is_x = a.inputs[0] == first.inputs[0] && a.inputs[1] == sops[2]->outputs[0];
-        const bool in2_is_x = a.inputs[1] == first.inputs[0] && a.inputs[0] == sops[2]->outputs[0];
-        if ((!in1_is_x && !in2_is_x) || a.outputs.empty() || a.outputs[0] != last.outputs[0])
-          return Mismatch(where + ": the fused Add must add the group input to the projection");
-        SP_ASSIGN_OR_RETURN(add, AddParamsS8(g, a, *quant));
-        if (!in1_is_x) {  // the kernel's in1 is the group input (the sum is symmetric)
-          std::swap(add.in1_zp, add.in2_zp);
-          std::swap(add.in1_rq, add.in2_rq);
-        }
-      }
+      // Fused inverted bottleneck: Conv -> DepthwiseConv -> Conv 1x1 [-> Add of the group input].
+      SP_ASSIGN_OR_RETURN(SegBottleneckS8 fb, SegBottleneckParamsS8(g, sops, *quant, ins, where));
+      if (fb.residual && sops[3]->outputs[0] != last.outputs[0])
+        return Mismatch(where + ": the fused Add must write the step's output");
+      const SegLayerS8 &e = fb.expand, &d = fb.depthwise, &j = fb.project;
+      const sp_seg_bottleneck_shape_t bs = fb.shape;
+      sp_add_s8_params_t add = fb.add;
+      const bool residual = fb.residual;
       sp_seg_bottleneck_s8_t bp;
       bp.expand = layer_view(e);
       bp.depthwise = layer_view(d);

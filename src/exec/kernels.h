@@ -11,6 +11,7 @@
 #include "ir/graph.h"
 #include "sramplan_rt.h"
 #include "sramplan_rt_int8.h"
+#include "sramplan_rt_seg.h"
 
 namespace sramplan::exec {
 
@@ -170,6 +171,21 @@ StatusOr<SegLayerS8> SegLayerParamsS8(const ir::Graph& g, const ir::Op& op, cons
 // The parameters of an int8 Add (in1 = op.inputs[0], in2 = op.inputs[1]) as its record passes them.
 StatusOr<sp_add_s8_params_t> AddParamsS8(const ir::Graph& g, const ir::Op& op,
                                          const QuantizedModel& q);
+
+// A fused vMCU step (expansion Conv, pointwise or any kernel/stride/padding -> DepthwiseConv ->
+// Conv 1x1 [-> Add of the group input]) as sp_seg_bottleneck_s8 takes it; shared by the executor
+// and the code generator. ins[i] are the inputs of sops[i] (as for SegLayerParamsS8).
+struct SegBottleneckS8 {
+  SegLayerS8 expand, depthwise, project;
+  sp_seg_bottleneck_shape_t shape{};
+  bool residual = false;
+  sp_add_s8_params_t add{};  // in1 = the group input, in2 = the projection (valid iff residual)
+};
+// InvalidArgument naming `where` when the ops are not such a group.
+StatusOr<SegBottleneckS8> SegBottleneckParamsS8(const ir::Graph& g, const std::vector<const ir::Op*>& sops,
+                                                const QuantizedModel& q,
+                                                const std::vector<std::vector<const uint8_t*>>& ins,
+                                                const std::string& where);
 
 // A tensor produced and entirely consumed by the ops of one fused plan step (it lives only in the
 // step's workspace and has no buffer).

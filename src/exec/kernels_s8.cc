@@ -1381,6 +1381,70 @@ StatusOr<sp_add_s8_params_t> AddParamsS8(const ir::Graph& g, const ir::Op& op,
   return std::get<sp_add_s8_params_t>(v[4]);
 }
 
+StatusOr<SegBottleneckS8> SegBottleneckParamsS8(const ir::Graph& g, const std::vector<const ir::Op*>& sops,
+                                                const QuantizedModel& q,
+                                                const std::vector<std::vector<const uint8_t*>>& ins,
+                                                const std::string& where) {
+  const bool residual = sops.size() == 4;
+  if (sops.size() < 3 || sops.size() > 4 || ins.size() != sops.size() || sops[0]->inputs.empty() ||
+      sops[0]->outputs.empty() || sops[1]->inputs.empty() || sops[2]->inputs.empty() ||
+      sops[1]->inputs[0] != sops[0]->outputs[0] || sops[2]->inputs[0] != sops[1]->outputs[0] ||
+      sops[2]->outputs.empty() || (residual && (sops[3]->type != "Add" || sops[3]->inputs.size() != 2)))
+    return InvalidArgument(where + ": a fused step must be Conv, DepthwiseConv, Conv 1x1 and an optional Add");
+  SegBottleneckS8 b;
+  SP_ASSIGN_OR_RETURN(b.expand, SegLayerParamsS8(g, *sops[0], q, ins[0]));
+  SP_ASSIGN_OR_RETURN(b.depthwise, SegLayerParamsS8(g, *sops[1], q, ins[1]));
+  SP_ASSIGN_OR_RETURN(b.project, SegLayerParamsS8(g, *sops[2], q, ins[2]));
+  const SegLayerS8 &e = b.expand, &d = b.depthwise, &j = b.project;
+  auto pointwise = [](const SegLayerS8& l) {
+    return !l.fc && !l.depthwise && l.r == 1 && l.s == 1 && l.stride_h == 1 && l.stride_w == 1 && l.pad[0] == 0 &&
+           l.pad[1] == 0 && l.pad[2] == 0 && l.pad[3] == 0;
+  };
+  if (e.fc || e.depthwise || e.dilation_h != 1 || e.dilation_w != 1 || !pointwise(j) || !d.depthwise ||
+      d.dilation_h != 1 || d.dilation_w != 1 || (residual && !pointwise(e)))
+    return InvalidArgument(where + ": a fused step must be Conv (no dilation; 1x1 with a residual), "
+                           "DepthwiseConv (no dilation), Conv 1x1");
+  sp_seg_bottleneck_shape_t& bs = b.shape;
+  bs.h = e.h;
+  bs.w = e.w;
+  bs.c_in = e.c_in;
+  bs.c_mid = e.c_out;
+  bs.c_out = j.c_out;
+  bs.r = d.r;
+  bs.s = d.s;
+  bs.stride_h = d.stride_h;
+  bs.stride_w = d.stride_w;
+  bs.pad_top = d.pad[0];
+  bs.pad_left = d.pad[1];
+  bs.pad_bottom = d.pad[2];
+  bs.pad_right = d.pad[3];
+  bs.has_expand = 1;
+  bs.has_residual = residual ? 1 : 0;
+  bs.e_r = e.r;
+  bs.e_s = e.s;
+  bs.e_stride_h = e.stride_h;
+  bs.e_stride_w = e.stride_w;
+  bs.e_pad_top = e.pad[0];
+  bs.e_pad_left = e.pad[1];
+  bs.e_pad_bottom = e.pad[2];
+  bs.e_pad_right = e.pad[3];
+  if (residual) {
+    const ir::Op& a = *sops[3];
+    const ir::Op& first = *sops[0];
+    const bool in1_is_x = a.inputs[0] == first.inputs[0] && a.inputs[1] == sops[2]->outputs[0];
+    const bool in2_is_x = a.inputs[1] == first.inputs[0] && a.inputs[0] == sops[2]->outputs[0];
+    if ((!in1_is_x && !in2_is_x) || a.outputs.empty())
+      return InvalidArgument(where + ": the fused Add must add the group input to the projection");
+    SP_ASSIGN_OR_RETURN(b.add, AddParamsS8(g, a, q));
+    if (!in1_is_x) {  // the kernel's in1 is the group input (the sum is symmetric)
+      std::swap(b.add.in1_zp, b.add.in2_zp);
+      std::swap(b.add.in1_rq, b.add.in2_rq);
+    }
+    b.residual = true;
+  }
+  return b;
+}
+
 bool IsFusedIntermediate(const ir::Graph& g, const std::vector<const ir::Op*>& step_ops, ir::TensorId id) {
   const ir::Tensor& t = g.tensor(id);
   if (t.kind != ir::TensorKind::kActivation || !t.producer.valid()) return false;

@@ -26,8 +26,9 @@ const std::set<std::string>& ElementwiseTypes() {
 // byte i reads:  off(in) - off(out) >= max_{j<i} (last_write(j) - first_read(i)) + 1.
 //   - Conv / DepthwiseConv (NHWC, batch 1): steps = output pixels in row-major order; a step reads
 //     the input pixels of its window inside the image and writes its output pixel.
-//   - a fused group Conv 1x1 -> DepthwiseConv -> Conv 1x1 [-> Add of the group input]: the same, with
-//     the depthwise window (the 1x1 convs keep pixel positions) and the residual pixel.
+//   - a fused group Conv (1x1, or any kernel/stride/padding: a stem) -> DepthwiseConv -> Conv 1x1
+//     [-> Add of the group input]: the same, with the depthwise window mapped through the expansion
+//     (a 1x1 stride-1 expansion keeps pixel positions) and the residual pixel.
 //   - Gemm / MatMul [M, K] x -> [M, N]: steps (m, chunk) with chunks of attrs segment_bytes output
 //     bytes; every step of row m reads all of input row m.
 std::string CheckSegmentOverlap(const Plan& p, const std::unordered_map<std::string, const Tensor*>& tensors,
@@ -49,6 +50,8 @@ std::string CheckSegmentOverlap(const Plan& p, const std::unordered_map<std::str
   // Describe the access pattern.
   std::vector<int64_t> x, y;
   const StepOp* window_op = nullptr;
+  const StepOp* expand_op = nullptr;  // fused group: its expansion (any Conv; the window runs on its output)
+  std::vector<int64_t> mid;
   bool residual = false;
   bool fc = false;
   int64_t chunk = 0;
@@ -68,11 +71,13 @@ std::string CheckSegmentOverlap(const Plan& p, const std::unordered_map<std::str
     y = shape(op.outputs[0]);
   } else if (ops.size() == 3 || ops.size() == 4) {
     if (ops[0].type != "Conv" || ops[1].type != "DepthwiseConv" || ops[2].type != "Conv" || ops[0].inputs.empty() ||
-        ops[0].inputs[0] != xin || attr(ops[0], "kernel_shape", {}) != std::vector<int64_t>{1, 1} ||
+        ops[0].inputs[0] != xin || ops[0].outputs.empty() ||
         attr(ops[2], "kernel_shape", {}) != std::vector<int64_t>{1, 1} ||
-        attr(ops[0], "strides", {1, 1}) != std::vector<int64_t>{1, 1} || attr(ops[2], "strides", {1, 1}) != std::vector<int64_t>{1, 1})
+        attr(ops[2], "strides", {1, 1}) != std::vector<int64_t>{1, 1} || attr(ops[0], "group", {1}) != std::vector<int64_t>{1})
       return "step " + std::to_string(s) + " is not a fused inverted bottleneck reading '" + xin + "'";
     window_op = &ops[1];
+    expand_op = &ops[0];
+    mid = shape(ops[0].outputs[0]);
     if (ops.size() == 4) {
       if (ops[3].type != "Add" || ops[3].outputs.empty() || ops[3].outputs[0] != out.tensor ||
           std::find(ops[3].inputs.begin(), ops[3].inputs.end(), xin) == ops[3].inputs.end())
@@ -97,16 +102,36 @@ std::string CheckSegmentOverlap(const Plan& p, const std::unordered_map<std::str
     if (k.size() != 2 || st.size() != 2 || pads.size() != 4 || dil != std::vector<int64_t>{1, 1})
       return "unsupported convolution geometry";
     const int64_t H = x[1], W = x[2], C = x[3], P = y[1], Q = y[2], K = y[3];
+    // The expansion of a fused group maps input pixels to the plane the window runs on (identity
+    // for a 1x1 stride-1 expansion): plane pixel (h, w) reads input rows h*es0 - ep0 + [0, ek0) and
+    // columns w*es1 - ep1 + [0, ek1), clipped to the image.
+    std::vector<int64_t> ek{1, 1}, es{1, 1}, ep{0, 0, 0, 0};
+    int64_t MH = H, MW = W;
+    if (expand_op) {
+      ek = attr(*expand_op, "kernel_shape", {1, 1});
+      es = attr(*expand_op, "strides", {1, 1});
+      ep = attr(*expand_op, "pads", {0, 0, 0, 0});
+      if (ek.size() != 2 || es.size() != 2 || ep.size() != 4 || attr(*expand_op, "dilations", {1, 1}) != std::vector<int64_t>{1, 1} ||
+          es[0] < 1 || es[1] < 1 || mid.size() != 4)
+        return "unsupported expansion geometry";
+      MH = mid[1];
+      MW = mid[2];
+      if (residual && (ek != std::vector<int64_t>{1, 1} || es != std::vector<int64_t>{1, 1}))
+        return "a fused group with a residual add needs a 1x1 stride-1 expansion";
+    }
     for (int64_t pp = 0; pp < P; ++pp)
       for (int64_t q = 0; q < Q; ++q) {
         int64_t lo = INT64_MAX;
         for (int64_t r = 0; r < k[0]; ++r) {
           const int64_t h = pp * st[0] - pads[0] + r;
-          if (h < 0 || h >= H) continue;
+          if (h < 0 || h >= MH) continue;
           for (int64_t c = 0; c < k[1]; ++c) {
             const int64_t w = q * st[1] - pads[1] + c;
-            if (w < 0 || w >= W) continue;
-            lo = std::min(lo, (h * W + w) * C);
+            if (w < 0 || w >= MW) continue;
+            // The first input byte plane pixel (h, w) reads: its top-left tap inside the image.
+            const int64_t h0 = std::max<int64_t>(0, h * es[0] - ep[0]), w0 = std::max<int64_t>(0, w * es[1] - ep[1]);
+            if (h0 >= H || w0 >= W || h0 > h * es[0] - ep[0] + ek[0] - 1 || w0 > w * es[1] - ep[1] + ek[1] - 1) continue;
+            lo = std::min(lo, (h0 * W + w0) * C);
           }
         }
         if (residual && pp < H && q < W) lo = std::min(lo, (pp * W + q) * C);

@@ -457,20 +457,27 @@ StatusOr<AffineKernel> InvertedBottleneckKernel(const BottleneckParams& b) {
            std::to_string(b.c_in) + "_" + std::to_string(b.c_mid) + "_" + std::to_string(b.c_out) +
            "_k" + std::to_string(b.r);
   if (!Positive({b.h, b.w, b.c_in, b.c_mid, b.c_out, b.r, b.s, b.stride1, b.stride2, b.stride3,
-                 seg}) ||
+                 seg, b.er, b.es}) ||
+      std::min({b.e_pad_top, b.e_pad_left, b.e_pad_bottom, b.e_pad_right}) < 0 ||
+      b.e_pad_top >= b.er || b.e_pad_bottom >= b.er || b.e_pad_left >= b.es ||
+      b.e_pad_right >= b.es || b.h + b.e_pad_top + b.e_pad_bottom < b.er ||
+      b.w + b.e_pad_left + b.e_pad_right < b.es ||
       !Reasonable({b.h, b.w, b.c_in, b.c_mid, b.c_out, b.r, b.s, b.stride1, b.stride2, b.stride3,
                    seg}) ||
       b.h * b.w * std::max({b.c_in, b.c_mid, b.c_out}) > kMaxBytes) {
     return KernelError(k, "sizes and strides must be positive");
   }
   const int64_t pr = (b.r - 1) / 2, ps = (b.s - 1) / 2;
-  const int64_t h1 = CeilDiv(b.h, b.stride1), w1 = CeilDiv(b.w, b.stride1);
+  const int64_t h1 = (b.h + b.e_pad_top + b.e_pad_bottom - b.er) / b.stride1 + 1;
+  const int64_t w1 = (b.w + b.e_pad_left + b.e_pad_right - b.es) / b.stride1 + 1;
+  const bool pointwise = b.er == 1 && b.es == 1 && b.e_pad_top == 0 && b.e_pad_left == 0 &&
+                         b.e_pad_bottom == 0 && b.e_pad_right == 0;
   if (h1 + 2 * pr < b.r || w1 + 2 * ps < b.s) {
     return KernelError(k, "the depthwise kernel is larger than its padded input; do not fuse");
   }
   const int64_t h2 = (h1 + 2 * pr - b.r) / b.stride2 + 1, w2 = (w1 + 2 * ps - b.s) / b.stride2 + 1;
   const int64_t h3 = CeilDiv(h2, b.stride3), w3 = CeilDiv(w2, b.stride3);
-  if (b.residual && (b.stride1 != 1 || b.stride2 != 1 || b.stride3 != 1 || b.c_in != b.c_out ||
+  if (b.residual && (!pointwise || b.stride1 != 1 || b.stride2 != 1 || b.stride3 != 1 || b.c_in != b.c_out ||
                      h3 != b.h || w3 != b.w)) {
     return KernelError(k, "a residual needs strides 1, c_in == c_out and an output as "
                           "large as the input (odd depthwise kernel)");
@@ -479,14 +486,21 @@ StatusOr<AffineKernel> InvertedBottleneckKernel(const BottleneckParams& b) {
   std::ostringstream d, sc, r, wr, lo_a, lo_e;
   const std::string out_box = "0 <= p < " + std::to_string(h3) + " and 0 <= q < " +
                               std::to_string(w3);
-  d << "{ S1[p, q, r, s] : " << out_box << " and 0 <= r < " << b.r << " and 0 <= s < " << b.s
+  // S1[p, q, r, s, a, b]: expansion tap (a, b) of the window tap (r, s); all taps of one (r, s)
+  // share a time vector (one step).
+  const std::string hi = std::to_string(b.stride1) + "*(" + std::to_string(step) + "*p - " +
+                         std::to_string(pr) + " + r) - " + std::to_string(b.e_pad_top) + " + a";
+  const std::string wi = std::to_string(b.stride1) + "*(" + std::to_string(step) + "*q - " +
+                         std::to_string(ps) + " + s) - " + std::to_string(b.e_pad_left) + " + b";
+  d << "{ S1[p, q, r, s, a, b] : " << out_box << " and 0 <= r < " << b.r << " and 0 <= s < " << b.s
     << " and 0 <= " << step << "*p - " << pr << " + r < " << h1 << " and 0 <= " << step << "*q - "
-    << ps << " + s < " << w1 << "; S2[p, q] : " << out_box << "; S3[p, q] : " << out_box
-    << "; S4[p, q] : " << out_box << " }";
-  sc << "{ S1[p, q, r, s] -> [p, q, 0, r, s]; S2[p, q] -> [p, q, 1, 0, 0]; "
+    << ps << " + s < " << w1 << " and 0 <= a < " << b.er << " and 0 <= b < " << b.es << " and 0 <= "
+    << hi << " < " << b.h << " and 0 <= " << wi << " < " << b.w << "; S2[p, q] : " << out_box
+    << "; S3[p, q] : " << out_box << "; S4[p, q] : " << out_box << " }";
+  sc << "{ S1[p, q, r, s, a, b] -> [p, q, 0, r, s]; S2[p, q] -> [p, q, 1, 0, 0]; "
         "S3[p, q] -> [p, q, 2, 0, 0]; S4[p, q] -> [p, q, 3, 0, 0] }";
-  r << "{ S1[p, q, r, s] -> A[x] : exists (hi, wi : hi = " << b.stride1 << "*(" << step << "*p - "
-    << pr << " + r) and wi = " << b.stride1 << "*(" << step << "*q - " << ps << " + s) and "
+  r << "{ S1[p, q, r, s, a, b] -> A[x] : exists (hi, wi : hi = " << hi << " and wi = " << wi
+    << " and "
     << SegmentsOverlapping("x", seg,
                            std::to_string(b.c_in * b.w) + "*hi + " + std::to_string(b.c_in) + "*wi",
                            b.c_in)
@@ -507,7 +521,7 @@ StatusOr<AffineKernel> InvertedBottleneckKernel(const BottleneckParams& b) {
   k.in_segments = CeilDiv(k.in_bytes, seg);
   k.out_segments = CeilDiv(k.out_bytes, seg);
   k.segment_bytes = seg;
-  k.workspace_bytes = b.r * b.s * b.c_mid + b.c_mid + b.c_out;
+  k.workspace_bytes = b.r * b.s * b.c_mid + b.c_mid + (b.residual ? b.c_out : 0);
   k.loop_order = "for p < H3; for q < W3: [S1] for r < R, s < S: read A pixel of window tap (r,s) "
                  "(if inside), pw1 into workspace; [S2] dw; [S3] pw2; [S4] read A(p,q) if "
                  "residual; write E(p,q)";

@@ -164,20 +164,27 @@ struct BottleneckParams {
   int64_t c_in = 0, c_mid = 0, c_out = 0;  // pw1: c_in -> c_mid, dw: c_mid, pw2: c_mid -> c_out
   int64_t r = 3, s = 3;                    // depthwise kernel; padding (r-1)/2, (s-1)/2 ("same")
   int64_t stride1 = 1, stride2 = 1, stride3 = 1;  // strides of pw1, dw, pw2 (the paper's Table 2)
-  bool residual = true;  // E = D + A; requires all strides 1 and c_in == c_out
+  bool residual = true;  // E = D + A; requires all strides 1, c_in == c_out, a 1x1 expansion
   int64_t segment_bytes = 0;  // 0: min(c_in, c_out)
+  // The expansion as a Conv2D (a stem fused as the expansion): kernel er x es with stride stride1
+  // and zero padding; 1x1 without padding is the usual pointwise expansion.
+  int64_t er = 1, es = 1;
+  int64_t e_pad_top = 0, e_pad_left = 0, e_pad_bottom = 0, e_pad_right = 0;
 };
 // Fused inverted bottleneck (pw expand -> dw RxS -> pw project [-> + A]) as a four-statement group
 // (the paper's Eq. 2). Only A (input) and E (output) are in the pool; B (R*S pixels of c_mid), C and
 // D (one pixel each) live in a private workspace of R*S*c_mid + c_mid + c_out bytes (the paper's
-// "R*S + 2 segments"). Sizes: H1 = ceil(h / stride1); H2 = (H1 + 2*((r-1)/2) - r) / stride2 + 1;
+// "R*S + 2 segments"). Sizes: H1 = (h + e_pad_top + e_pad_bottom - er) / stride1 + 1 (= ceil(h /
+// stride1) for the 1x1 expansion); H2 = (H1 + 2*((r-1)/2) - r) / stride2 + 1;
 // H3 = ceil(H2 / stride3) (widths likewise); E is H3 x W3 x c_out.
 // Contract (steps in this order; time vectors [p, q, phase, r, s]):
 //   for p in [0, H3), for q in [0, W3):               // output pixel of E
 //     (p2, q2) = (p*stride3, q*stride3)               // the C/D pixel it needs
 //     phase 0, for r in [0, R), for s in [0, S):      // S1: pw1 on the dw window (recomputed)
 //       (h1, w1) = (p2*stride2 - pad_r + r, q2*stride2 - pad_s + s); skip if outside H1 x W1
-//       read A pixel (h1*stride1, w1*stride1) (c_in bytes); B[r][s] = pw1(it) in the workspace
+//       read the A pixels (h1*stride1 - e_pad_top + a, w1*stride1 - e_pad_left + b) of the
+//       expansion window inside the input (c_in bytes each; one pixel for 1x1);
+//       B[r][s] = expansion of them, in the workspace
 //     phase 1: S2: C = dw(B window) in the workspace
 //     phase 2: S3: D = pw2(C) in the workspace
 //     phase 3: S4: if residual, read A pixel (p, q); write E pixel (p, q) = D (+ A) to the pool

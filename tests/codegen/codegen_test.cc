@@ -270,8 +270,9 @@ TEST(Codegen, HostBuildOfModelCMatchesTheArenaExecutor) {
 // executor's parameters (repacked weights), so the bytes match.
 TEST(Codegen, VmcuHostBuildMatchesTheArenaExecutor) {
   int seg_calls = 0, fused = 0, single = 0;
-  // B1's plan has single-op segment-overlap steps (Conv 3x3, pointwise Conv, DepthwiseConv).
-  for (const std::string name : {"S1", "B1", "B3", "B9"}) {
+  // B1's plan fuses the 3x3 stride-2 stem as the expansion; S7's plan has single-op
+  // segment-overlap steps (its 3x3 image is too small for the fused workspace to pay off).
+  for (const std::string name : {"S1", "B1", "B3", "S7"}) {
     Model m = LoadFile("models/mcunet_blocks/" + name + ".graph.json");
     plan::Plan p = Plan(m.g, "stm32f411re", "vmcu");
     Firmware fw = Generate(m, p);

@@ -157,9 +157,17 @@ std::vector<int8_t> PlainBottleneck(const BottleneckData& b, const std::vector<i
   const auto& s = b.shape;
   const int cm = s.has_expand ? s.c_mid : s.c_in;
   std::vector<int8_t> mid = in;
-  if (s.has_expand)
-    mid = PlainConv(ConvShape(s.h, s.w, s.c_in, cm, 1, 1, 1, 1, 0, 0, 0, 0), b.expand, in, false);
-  const sp_seg_conv_shape_t dws = ConvShape(s.h, s.w, cm, cm, s.r, s.s, s.stride_h, s.stride_w,
+  int mh = s.h, mw = s.w;
+  if (s.has_expand) {
+    const sp_seg_conv_shape_t es =
+        s.e_r == 0 ? ConvShape(s.h, s.w, s.c_in, cm, 1, 1, 1, 1, 0, 0, 0, 0)
+                   : ConvShape(s.h, s.w, s.c_in, cm, s.e_r, s.e_s, s.e_stride_h, s.e_stride_w,
+                               s.e_pad_top, s.e_pad_left, s.e_pad_bottom, s.e_pad_right);
+    mid = PlainConv(es, b.expand, in, false);
+    mh = sp_seg_conv_out_h(&es);
+    mw = sp_seg_conv_out_w(&es);
+  }
+  const sp_seg_conv_shape_t dws = ConvShape(mh, mw, cm, cm, s.r, s.s, s.stride_h, s.stride_w,
                                             s.pad_top, s.pad_left, s.pad_bottom, s.pad_right);
   const std::vector<int8_t> dw = PlainConv(dws, b.depthwise, mid, true);
   const int oh = sp_seg_conv_out_h(&dws), ow = sp_seg_conv_out_w(&dws);
@@ -177,7 +185,8 @@ BottleneckData MakeBottleneck(Rng& rng, const sp_seg_bottleneck_shape_t& s) {
   b.shape = s;
   const int cm = s.has_expand ? s.c_mid : s.c_in;
   const int32_t in_zp = Uniform(rng, -20, 20);
-  if (s.has_expand) b.expand = MakeLayer(rng, cm, cm * s.c_in, s.c_in, in_zp);
+  const int etaps = s.e_r == 0 ? 1 : s.e_r * s.e_s;
+  if (s.has_expand) b.expand = MakeLayer(rng, cm, cm * etaps * s.c_in, etaps * s.c_in, in_zp);
   b.depthwise =
       MakeLayer(rng, cm, s.r * s.s * cm, s.r * s.s, s.has_expand ? b.expand.out_zp : in_zp);
   b.project = MakeLayer(rng, s.c_out, s.c_out * cm, cm, b.depthwise.out_zp);
@@ -456,6 +465,10 @@ Case BottleneckCase(Rng& rng, const sp_seg_bottleneck_shape_t& s) {
            std::to_string(s.stride_h) + std::to_string(s.stride_w) + " p" +
            std::to_string(s.pad_top) + std::to_string(s.pad_left) + std::to_string(s.pad_bottom) +
            std::to_string(s.pad_right) + (s.has_expand ? "" : " no-expand") +
+           (s.e_r == 0 ? "" : " expand-conv" + std::to_string(s.e_r) + "x" + std::to_string(s.e_s) +
+                                  "s" + std::to_string(s.e_stride_h) + std::to_string(s.e_stride_w) +
+                                  "p" + std::to_string(s.e_pad_top) + std::to_string(s.e_pad_left) +
+                                  std::to_string(s.e_pad_bottom) + std::to_string(s.e_pad_right)) +
            (s.has_residual ? " residual" : "");
   c.desc.kind = SP_SEG_KIND_BOTTLENECK;
   c.desc.bottleneck = s;
@@ -474,8 +487,25 @@ Case BottleneckCase(Rng& rng, const sp_seg_bottleneck_shape_t& s) {
 sp_seg_bottleneck_shape_t BShape(int h, int w, int cin, int cmid, int cout, int r, int s, int sh,
                                  int sw, int pt, int pl, int pb, int pr, bool expand,
                                  bool residual) {
-  return sp_seg_bottleneck_shape_t{h,  w,  cin, cmid, cout, r,      s,       sh,
-                                   sw, pt, pl,  pb,   pr,   expand, residual};
+  return sp_seg_bottleneck_shape_t{h,  w,  cin, cmid, cout,   r,        s, sh, sw, pt, pl,
+                                   pb, pr, expand, residual, 0,      0,        0, 0,  0,  0,  0,  0};
+}
+
+// The same with a Conv2D expansion er x es, stride esh x esw, pads ept, epl, epb, epr (a stem).
+sp_seg_bottleneck_shape_t BShapeConvExpand(int h, int w, int cin, int cmid, int cout, int r, int s,
+                                           int sh, int sw, int pad, int er, int es, int esh,
+                                           int esw, int ept, int epl, int epb, int epr) {
+  sp_seg_bottleneck_shape_t b = BShape(h, w, cin, cmid, cout, r, s, sh, sw, pad, pad, pad, pad,
+                                       true, false);
+  b.e_r = er;
+  b.e_s = es;
+  b.e_stride_h = esh;
+  b.e_stride_w = esw;
+  b.e_pad_top = ept;
+  b.e_pad_left = epl;
+  b.e_pad_bottom = epb;
+  b.e_pad_right = epr;
+  return b;
 }
 
 // At shift - 1 exactly one output byte is written too early, over one input byte that is read
@@ -585,6 +615,49 @@ TEST(SegKernels, BottleneckRandom) {
   ExpectVisible(st, 80);
 }
 
+// A network's stem fused as the expansion (MCUNet B1: 3x3 stride-2 conv 3 -> 16, depthwise 3x3,
+// project 16 -> 8) and random Conv2D expansions: bit-exact against the plain kernels, minimal shift
+// from the trace, every smaller shift that is unsafe visibly wrong.
+TEST(SegKernels, BottleneckConvExpansion) {
+  Rng rng(515);
+  Stats st;
+  CheckCase(BottleneckCase(rng, BShapeConvExpand(22, 22, 3, 16, 8, 3, 3, 1, 1, 1, 3, 3, 2, 2, 1, 1,
+                                                 1, 1)),
+            rng, &st);
+  for (int i = 0; i < 24; ++i) {
+    const int er = Uniform(rng, 1, 5), es = Uniform(rng, 1, 5);
+    const int esh = Uniform(rng, 1, 3), esw = Uniform(rng, 1, 3);
+    const int ept = Uniform(rng, 0, er - 1), epb = Uniform(rng, 0, er - 1);
+    const int epl = Uniform(rng, 0, es - 1), epr = Uniform(rng, 0, es - 1);
+    const int r = i % 3 == 0 ? 5 : 3, stride = Uniform(rng, 1, 2), pad = (r - 1) / 2;
+    // The expanded plane is at least r x r, so that the depthwise has an output.
+    const int h = std::max(er - ept - epb, 1) + esh * (r - 1) + Uniform(rng, 0, 8);
+    const int w = std::max(es - epl - epr, 1) + esw * (r - 1) + Uniform(rng, 0, 8);
+    CheckCase(BottleneckCase(rng, BShapeConvExpand(h, w, Uniform(rng, 1, 8), Uniform(rng, 1, 24),
+                                                   Uniform(rng, 1, 12), r, r, stride, stride, pad,
+                                                   er, es, esh, esw, ept, epl, epb, epr)),
+              rng, &st);
+  }
+  ExpectVisible(st, 50);
+  // Bad expansion geometry is refused (padding as large as the kernel, zero stride, too many taps).
+  Rng r2(1);
+  BottleneckData b = MakeBottleneck(r2, BShapeConvExpand(8, 8, 3, 4, 4, 3, 3, 1, 1, 1, 3, 3, 1, 1,
+                                                         1, 1, 1, 1));
+  std::vector<int8_t> pool_mem(4096);
+  sp_seg_pool_t pool{pool_mem.data(), 4096, 1};
+  std::vector<int8_t> ws(1024);
+  for (int bad = 0; bad < 3; ++bad) {
+    sp_seg_bottleneck_shape_t s = b.shape;
+    if (bad == 0) s.e_pad_top = 3;
+    if (bad == 1) s.e_stride_w = 0;
+    if (bad == 2) s.e_r = s.e_s = 9;
+    const sp_seg_bottleneck_s8_t params = b.Params();
+    EXPECT_EQ(sp_seg_bottleneck_s8(&pool, 2048, 0, &s, &params, ws.data(), 1024), SP_BAD_ARGUMENT)
+        << bad;
+    EXPECT_EQ(sp_seg_bottleneck_out_h(&s), 0) << bad;
+  }
+}
+
 // The layers quoted in the report; the expected shifts follow from the documented order.
 TEST(SegKernels, RepresentativeShifts) {
   Rng rng(606);
@@ -644,6 +717,8 @@ TEST(SegKernels, EveryStartPosition) {
       ConvCase(rng, ConvKind::kDepthwise, ConvShape(4, 4, 70, 70, 3, 3, 1, 1, 1, 1, 1, 1)));
   cases.push_back(BottleneckCase(rng, BShape(4, 5, 3, 7, 3, 3, 3, 1, 1, 1, 1, 1, 1, true, true)));
   cases.push_back(BottleneckCase(rng, BShape(5, 4, 3, 6, 4, 3, 3, 2, 2, 0, 0, 1, 1, true, false)));
+  cases.push_back(
+      BottleneckCase(rng, BShapeConvExpand(7, 6, 3, 5, 2, 3, 3, 1, 1, 1, 3, 3, 2, 2, 1, 1, 1, 1)));
   for (const Case& c : cases) {
     SCOPED_TRACE(c.name);
     sp_seg_shift_t sh;

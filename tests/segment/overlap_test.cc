@@ -72,7 +72,8 @@ std::vector<TraceStep> ConvTrace(const Conv2DParams& p, int64_t seg) {
 // 0), then the residual read and the write of E (phase 3).
 std::vector<TraceStep> BottleneckTrace(const BottleneckParams& b, int64_t seg) {
   const int64_t pr = (b.r - 1) / 2, ps = (b.s - 1) / 2;
-  const int64_t h1 = (b.h + b.stride1 - 1) / b.stride1, w1 = (b.w + b.stride1 - 1) / b.stride1;
+  const int64_t h1 = (b.h + b.e_pad_top + b.e_pad_bottom - b.er) / b.stride1 + 1;
+  const int64_t w1 = (b.w + b.e_pad_left + b.e_pad_right - b.es) / b.stride1 + 1;
   const int64_t h2 = (h1 + 2 * pr - b.r) / b.stride2 + 1, w2 = (w1 + 2 * ps - b.s) / b.stride2 + 1;
   const int64_t h3 = (h2 + b.stride3 - 1) / b.stride3, w3 = (w2 + b.stride3 - 1) / b.stride3;
   std::vector<TraceStep> t;
@@ -83,9 +84,14 @@ std::vector<TraceStep> BottleneckTrace(const BottleneckParams& b, int64_t seg) {
         for (int64_t s = 0; s < b.s; ++s) {
           const int64_t y1 = p2 * b.stride2 - pr + r, x1 = q2 * b.stride2 - ps + s;
           if (y1 < 0 || y1 >= h1 || x1 < 0 || x1 >= w1) continue;
-          const int64_t pix = (y1 * b.stride1) * b.w + x1 * b.stride1;
           TraceStep st;  // one step per tap, as in the schedule [p, q, 0, r, s]
-          AddSegments(st.reads, pix * b.c_in, (pix + 1) * b.c_in, seg);
+          for (int64_t a = 0; a < b.er; ++a)  // the expansion window of B pixel (y1, x1)
+            for (int64_t c = 0; c < b.es; ++c) {
+              const int64_t hi = y1 * b.stride1 - b.e_pad_top + a, wi = x1 * b.stride1 - b.e_pad_left + c;
+              if (hi < 0 || hi >= b.h || wi < 0 || wi >= b.w) continue;
+              const int64_t pix = hi * b.w + wi;
+              AddSegments(st.reads, pix * b.c_in, (pix + 1) * b.c_in, seg);
+            }
           t.push_back(st);
         }
       }
@@ -338,9 +344,51 @@ TEST(BottleneckTest, MatchesBruteForceSimulation) {
     b.residual = c.residual;
     StatusOr<AffineKernel> k = InvertedBottleneckKernel(b);
     ASSERT_TRUE(k.ok()) << k.status().message();
-    EXPECT_EQ(k->workspace_bytes, c.r * c.r * c.cm + c.cm + c.co);
+    EXPECT_EQ(k->workspace_bytes, c.r * c.r * c.cm + c.cm + (c.residual ? c.co : 0));
     ExpectMatchesBruteForce(*k, BottleneckTrace(b, k->segment_bytes));
   }
+}
+
+// A network's stem fused as the expansion (Conv2D er x es, stride, padding): MCUNet's B1 shape on
+// a smaller image, then every expansion kernel 1..5, stride 1..2 and padding.
+TEST(BottleneckTest, ConvExpansionMatchesBruteForce) {
+  BottleneckParams b;
+  b.h = b.w = 14;
+  b.c_in = 3;
+  b.c_mid = 16;
+  b.c_out = 8;
+  b.r = b.s = 3;
+  b.stride1 = 2;
+  b.er = b.es = 3;
+  b.e_pad_top = b.e_pad_left = b.e_pad_bottom = b.e_pad_right = 1;
+  b.residual = false;
+  StatusOr<AffineKernel> k = InvertedBottleneckKernel(b);
+  ASSERT_TRUE(k.ok()) << k.status().message();
+  EXPECT_EQ(k->out_bytes, 7 * 7 * 8);
+  ExpectMatchesBruteForce(*k, BottleneckTrace(b, k->segment_bytes));
+  int checked = 0;
+  for (int64_t er = 1; er <= 5; ++er)
+    for (int64_t s1 = 1; s1 <= 2; ++s1)
+      for (int64_t pad = 0; pad < er; pad += 2) {
+        b.h = b.w = 9;
+        b.er = b.es = er;
+        b.stride1 = s1;
+        b.e_pad_top = b.e_pad_left = pad;
+        b.e_pad_bottom = b.e_pad_right = er - 1 - pad;
+        b.stride2 = 1 + (er % 2);
+        k = InvertedBottleneckKernel(b);
+        ASSERT_TRUE(k.ok()) << k.status().message();
+        ExpectMatchesBruteForce(*k, BottleneckTrace(b, k->segment_bytes));
+        ++checked;
+      }
+  EXPECT_EQ(checked, 18);
+  // A residual needs the 1x1 expansion.
+  b.er = b.es = 3;
+  b.stride1 = b.stride2 = 1;
+  b.c_out = b.c_in;
+  b.e_pad_top = b.e_pad_left = b.e_pad_bottom = b.e_pad_right = 1;
+  b.residual = true;
+  EXPECT_FALSE(InvertedBottleneckKernel(b).ok());
 }
 
 TEST(BottleneckTest, VwwS1) {
@@ -357,7 +405,7 @@ TEST(BottleneckTest, VwwS1) {
   // next pixel (p, q+1) reads A(p-1, q) at the earliest: shift = (pW + q) - ((p-1)W + q) + 1 = W + 1.
   EXPECT_EQ(a->shift, 21);
   EXPECT_EQ(a->footprint_segments, 400 + 21);
-  EXPECT_EQ(k->workspace_bytes, 9 * 48 + 48 + 16);
+  EXPECT_EQ(k->workspace_bytes, 9 * 48 + 48 + 16);  // residual: the projected pixel too
 }
 
 TEST(BottleneckTest, RejectsInvalidResidual) {
