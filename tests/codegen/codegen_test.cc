@@ -399,6 +399,40 @@ TEST(Codegen, VmcuCortexM4FirmwareRunsInQemu) {
   EXPECT_EQ(Sh("timeout 120 make -s -C '" + dir + "' check", &out), 0) << out;
 }
 
+// The whole MCUNet-320KB-ImageNet under vmcu runs on a Cortex-M4 with a 128 KiB RAM region (the
+// STM32F405RG: the F411RE's 128 KiB of SRAM, but the 1 MiB of flash its 738 KiB of weights need)
+// and prints the host executor's checksum; TinyEngine's plan fails to link in the same RAM.
+TEST(Codegen, WholeMcunetVmcuFirmwareRunsIn128KiB) {
+  std::string missing;
+  Model m = LoadFile("models/mcunet_blocks/mcunet-320kb-imagenet.graph.json");
+  Firmware fw = Generate(m, Plan(m.g, "stm32f405rg", "vmcu"));
+  EXPECT_TRUE(fw.fits);
+  EXPECT_EQ(fw.ram_capacity, 131072);
+  EXPECT_LE(fw.arena_bytes, 105165) << "above the vMCU paper's 102.7 KB";
+  ASSERT_NE(File(fw, "model.c").find("sp_seg_bottleneck_s8("), std::string::npos);
+  Firmware te = Generate(m, Plan(m.g, "stm32f405rg", "tinyengine"));
+  EXPECT_FALSE(te.fits);
+  if (!HaveArmTools(&missing))
+    GTEST_SKIP() << missing << " is not installed (scripts/install-deps.sh)";
+  std::string dir = FreshDir("qemu_mcunet_vmcu");
+  ASSERT_TRUE(WriteFirmware(fw, dir).ok());
+  std::string out;
+  ASSERT_EQ(Sh("make -s -C '" + dir + "'", &out), 0) << out;
+  // arm-none-eabi-size: text data bss dec hex filename.
+  std::smatch mm;
+  ASSERT_TRUE(std::regex_search(out, mm, std::regex("\\s*([0-9]+)\\s+([0-9]+)\\s+([0-9]+)\\s+[0-9]+\\s+[0-9a-f]+\\s+model\\.elf")))
+      << out;
+  const int64_t data = std::stoll(mm[2]), bss = std::stoll(mm[3]);
+  EXPECT_LE(data + bss, 131072) << out;
+  EXPECT_GE(bss, fw.arena_bytes) << out;
+  ASSERT_EQ(Sh("timeout 300 make -s -C '" + dir + "' check", &out), 0) << out;
+  EXPECT_NE(out.find("matches the host executor"), std::string::npos) << out;
+  std::string tdir = FreshDir("overflow_mcunet_tinyengine");
+  ASSERT_TRUE(WriteFirmware(te, tdir).ok());
+  EXPECT_NE(Sh("make -s -C '" + tdir + "'", &out), 0) << out;
+  EXPECT_NE(out.find("region `RAM' overflowed"), std::string::npos) << out;
+}
+
 TEST(Codegen, CortexM7FirmwareRunsInQemu) {
   std::string missing;
   if (!HaveArmTools(&missing))

@@ -140,8 +140,16 @@ int RunCodegenCommand(int verbosity) {
     if (!p->metrics.fits) std::cout << report::DoesNotFitDetail(*p);
   }
   if (!fits) {
-    std::cerr << "the plan does not fit the target; the C is written, and linking it fails with "
-                 "\"region `RAM' overflowed\"\n";
+    // Name the region(s) that overflow (flash: weights, input and tables without the code, so a
+    // flash overflow found here is certain; the linker may also find one when the code tips it).
+    const bool ram_over = !fw->fits;  // arena + stack + other statics vs the RAM region
+    const bool flash_over = fw->weight_bytes + fw->input_bytes + fw->table_bytes > fw->flash_capacity;
+    std::string regions;
+    if (ram_over) regions += "\"region `RAM' overflowed\"";
+    if (flash_over) regions += std::string(regions.empty() ? "" : " and ") + "\"region `FLASH' overflowed\"";
+    if (regions.empty()) regions = "a region overflow";
+    std::cerr << "the plan does not fit the target; the C is written, and linking it fails with " << regions
+              << "\n";
     return 2;
   }
   return 0;
