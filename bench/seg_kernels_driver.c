@@ -141,7 +141,7 @@ static sp_seg_layer_s8_t layer(int32_t k, int32_t wbytes, int32_t in_zp, int32_t
 
 int main(int argc, char** argv) {
   if (argc != 3 || (strcmp(argv[2], "plain") && strcmp(argv[2], "seg"))) {
-    fprintf(stderr, "usage: %s pw|pw2|fc|conv|dw|bn|bn2 plain|seg\n", argv[0]);
+    fprintf(stderr, "usage: %s pw|pw2|fc|conv|dw|bn|bn2|bnr|bn2r plain|seg\n", argv[0]);
     return 2;
   }
   const char* what = argv[1];
@@ -161,10 +161,11 @@ int main(int argc, char** argv) {
     c.desc.kind = SP_SEG_KIND_FC;
     c.desc.fc = c.fc;
     in_bytes = k;
-  } else if (!strcmp(what, "bn") || !strcmp(what, "bn2")) {
-    const int two = !strcmp(what, "bn2");
+  } else if (!strcmp(what, "bn") || !strcmp(what, "bn2") || !strcmp(what, "bnr") || !strcmp(what, "bn2r")) {
+    const int two = !strcmp(what, "bn2") || !strcmp(what, "bn2r");
+    const int rows = !strcmp(what, "bnr") || !strcmp(what, "bn2r"); /* row cache */
     sp_seg_bottleneck_shape_t s = {two ? 40 : 20, two ? 40 : 20, 16, 48, two ? 24 : 16, 3, 3, two ? 2 : 1, two ? 2 : 1,
-                                   1, 1, 1, 1, 1, !two, 0, 0, 0, 0, 0, 0, 0, 0};
+                                   1, 1, 1, 1, 1, !two, 0, 0, 0, 0, 0, 0, 0, 0, rows};
     c.bshape = s;
     c.bparams.expand = layer(48, 48 * 16, 3, -5);
     c.bparams.depthwise = layer(48, 9 * 48, -5, 1);

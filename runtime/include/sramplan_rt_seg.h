@@ -73,6 +73,10 @@
  *       3x3 stride-1 block, 1.5x for stride 2) -- the price of keeping R*S + 2 slots.
  *       Against InvertedBottleneckKernel's contract (every step reads its whole window) this
  *       reads each pixel no later and writes no earlier, so its minimal shift is <= the ISL one.
+ *       Row cache (row_cache = 1): at the start of output row oh, before its first write, every
+ *       plane row of its window not expanded yet (rows up to oh*stride_h - pad_top + R - 1) is
+ *       expanded in full, row-major (its input pixels read as above); step 1 then reads nothing.
+ *       Reads move earlier still, so the same shift is safe; each plane pixel is expanded once.
  *   Within one "{ read ...; write ... }" all reads precede the write. No kernel reads its output.
  *
  * ---- Workspaces (caller-provided, outside the input and output ranges; checked for size) -------
@@ -88,6 +92,9 @@
  *   tensor D, before the add):
  *       workspace_bytes = (R*S + 1) * C_mid + (residual ? C_out : 0)
  *   i.e. the paper's R*S + 2 "segments" (11 for 3x3) when a slot is one pixel's channel vector.
+ *   The row cache replaces the R*S window slots by R*MW slots (R rows of the expanded plane):
+ *       workspace_bytes = (R*MW + 1) * C_mid + (residual ? C_out : 0)
+ *   still far below the MH*MW*C_mid of the expanded tensor, and no pixel is expanded twice.
  *   It does not depend on the pool's segment size. Stack: at most SP_SEG_MAX_TAPS tap descriptors
  *   and SP_SEG_DW_CHUNK int32 accumulators; no heap, no VLA, no floating point.
  *
@@ -163,6 +170,10 @@ typedef struct {
    * that plane). e_r = 0 (e.g. an initializer that omits these fields) means pointwise: 1x1,
    * stride 1, no padding, MH = H, MW = W. A residual needs a pointwise expansion. */
   int32_t e_r, e_s, e_stride_h, e_stride_w, e_pad_top, e_pad_left, e_pad_bottom, e_pad_right;
+  /* 0: column cache (R*S + 1 slots of workspace; plane pixels re-expanded for each output row
+   * whose window covers them). 1: row cache (R full plane rows: every plane pixel is expanded
+   * exactly once, as in the plain kernels; more workspace, see below). */
+  int32_t row_cache;
 } sp_seg_bottleneck_shape_t;
 
 typedef struct {
@@ -177,7 +188,8 @@ int32_t sp_seg_conv_out_h(const sp_seg_conv_shape_t* shape);
 int32_t sp_seg_conv_out_w(const sp_seg_conv_shape_t* shape);
 int32_t sp_seg_bottleneck_out_h(const sp_seg_bottleneck_shape_t* shape);
 int32_t sp_seg_bottleneck_out_w(const sp_seg_bottleneck_shape_t* shape);
-/* (R*S + 1) * C_mid + (has_residual ? C_out : 0); C_mid is C_in without expansion. */
+/* Column cache: (R*S + 1) * C_mid + (has_residual ? C_out : 0); row cache: (R*MW + 1) * C_mid
+ * + (has_residual ? C_out : 0); C_mid is C_in without expansion. 0 on a bad shape. */
 int32_t sp_seg_bottleneck_workspace_bytes(const sp_seg_bottleneck_shape_t* shape);
 
 /* workspace_bytes >= min(chunk, N) (see sp_seg_fc_shape_t), else SP_BAD_ARGUMENT. */

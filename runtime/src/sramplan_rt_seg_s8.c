@@ -147,7 +147,12 @@ int32_t sp_seg_bottleneck_out_w(const sp_seg_bottleneck_shape_t* s) {
 }
 int32_t sp_seg_bottleneck_workspace_bytes(const sp_seg_bottleneck_shape_t* s) {
   const int32_t cmid = s->has_expand ? s->c_mid : s->c_in;
-  return (s->r * s->s + 1) * cmid + (s->has_residual ? s->c_out : 0);
+  seg_bn_geom_t g;
+  if (!s->row_cache) return (s->r * s->s + 1) * cmid + (s->has_residual ? s->c_out : 0);
+  if (!seg_bn_geom(s, &g) || s->r < 1 || cmid < 1 || g.mw > ((int32_t)1 << 26) / s->r ||
+      s->r * g.mw > ((int32_t)1 << 28) / cmid)
+    return 0;
+  return (s->r * g.mw + 1) * cmid + (s->has_residual ? s->c_out : 0);
 }
 #endif
 
@@ -548,6 +553,7 @@ SP_SEG_LINKAGE sp_status_t SP_SEG_FN(sp_seg_bottleneck_s8)(const sp_seg_pool_t* 
                                                            int32_t workspace_bytes) {
   seg_tap_t taps[SP_SEG_MAX_TAPS];
   seg_tap_t etaps[SP_SEG_MAX_TAPS];
+  int32_t dacc[SP_SEG_DW_CHUNK];
   seg_bn_geom_t eg;
   int32_t OH, OW, size, in_bytes, out_bytes, cmid, ws, oh, ow, r, s, t, c, k;
   const sp_seg_layer_s8_t* ex;
@@ -577,8 +583,11 @@ SP_SEG_LINKAGE sp_status_t SP_SEG_FN(sp_seg_bottleneck_s8)(const sp_seg_pool_t* 
         p->left_shift > 22 || p->act_min < -128 || p->act_max > 127 || p->act_min > p->act_max)
       return SP_BAD_ARGUMENT;
   }
-  ws = (shape->r * shape->s + 1) * cmid + (shape->has_residual ? shape->c_out : 0);
-  if (workspace_bytes < ws) return SP_BAD_ARGUMENT;
+  if (shape->row_cache && (eg.mw > ((int32_t)1 << 26) / shape->r ||
+                           shape->r * eg.mw > ((int32_t)1 << 28) / cmid))
+    return SP_BAD_ARGUMENT;
+  ws = sp_seg_bottleneck_workspace_bytes(shape);
+  if (ws < 1 || workspace_bytes < ws) return SP_BAD_ARGUMENT;
   st = seg_pool_check(pool, in_start, out_start, in_bytes, out_bytes, &size);
   if (st != SP_OK) return st;
   ex = shape->has_expand ? &params->expand : 0;
@@ -586,8 +595,11 @@ SP_SEG_LINKAGE sp_status_t SP_SEG_FN(sp_seg_bottleneck_s8)(const sp_seg_pool_t* 
     int8_t* const base = pool->base;
     const int32_t H = eg.mh, W = eg.mw, R = shape->r, S = shape->s; /* the expanded plane */
     const int32_t CI = shape->c_in, CO = shape->c_out;
-    int8_t* const wsB = workspace;                /* R*S slots of C_mid: slot r*S + iw%S */
-    int8_t* const wsC = workspace + R * S * cmid; /* depthwise result, C_mid */
+    /* Column cache: R*S slots of C_mid, slot r*S + iw%S. Row cache: R rows of W slots, slot
+     * (ih%R)*W + iw. */
+    const int rows = shape->row_cache != 0;
+    int8_t* const wsB = workspace;
+    int8_t* const wsC = workspace + (rows ? R * W : R * S) * cmid; /* depthwise result, C_mid */
     int8_t* const wsD = wsC + cmid;               /* projected pixel, C_out (residual only) */
     /* Layer fields in locals (stores through int8_t pointers could alias *params). */
     const int8_t* const dw_w = params->depthwise.weights;
@@ -605,30 +617,43 @@ SP_SEG_LINKAGE sp_status_t SP_SEG_FN(sp_seg_bottleneck_s8)(const sp_seg_pool_t* 
       ap = *params->residual;
     else
       memset(&ap, 0, sizeof(ap));
+    int32_t next_row = 0; /* row cache: the first plane row not expanded yet */
+/* Expands plane pixel (ih, iw) into slot (reads its input pixels from the pool). */
+#define SEG_BN_EXPAND(ih, iw, slot)                                                              \
+  do {                                                                                           \
+    if (!eg.pointwise) {                                                                         \
+      seg_expand_conv(base, size, in_start, shape->h, shape->w, CI, &eg, (ih), (iw), ex, cmid,  \
+                      (slot), etaps);                                                            \
+    } else {                                                                                     \
+      const int32_t off_ = ((ih) * W + (iw)) * CI;                                               \
+      SP_SEG_TR_READ(off_, CI);                                                                  \
+      seg_expand_pixel(base, size, seg_pos(in_start, off_, size), CI, ex, cmid, (slot));         \
+    }                                                                                            \
+  } while (0)
     for (oh = 0; oh < OH; ++oh) {
       const int32_t ih0 = oh * shape->stride_h - shape->pad_top;
       int32_t cached_lo = 0, cached_hi = 0; /* columns [lo, hi) of the cache are valid */
+      if (rows) {
+        /* 0. Row cache: expand the window rows not expanded yet, each plane pixel exactly once
+         * (row ih replaces row ih - R, which no later output row needs). */
+        const int32_t last = SP_MIN(ih0 + R - 1, H - 1);
+        int32_t ih = SP_MAX(next_row, SP_MAX(ih0, 0)), iw;
+        for (; ih <= last; ++ih)
+          for (iw = 0; iw < W; ++iw) SEG_BN_EXPAND(ih, iw, wsB + ((ih % R) * W + iw) * cmid);
+        if (last + 1 > next_row) next_row = last + 1;
+      }
       for (ow = 0; ow < OW; ++ow) {
         const int32_t iw0 = ow * shape->stride_w - shape->pad_left;
         const int32_t out_off = (oh * OW + ow) * CO;
         int32_t ntap = 0;
-        /* 1. Load + expand the window columns that are not cached yet. */
-        for (s = 0; s < S; ++s) {
+        /* 1. Column cache: load + expand the window columns that are not cached yet. */
+        for (s = 0; s < S && !rows; ++s) {
           const int32_t iw = iw0 + s;
           if (iw < 0 || iw >= W || (iw >= cached_lo && iw < cached_hi)) continue;
           for (r = 0; r < R; ++r) {
             const int32_t ih = ih0 + r;
-            int32_t off;
             if (ih < 0 || ih >= H) continue;
-            if (!eg.pointwise) {
-              seg_expand_conv(base, size, in_start, shape->h, shape->w, CI, &eg, ih, iw, ex, cmid,
-                              wsB + (r * S + iw % S) * cmid, etaps);
-              continue;
-            }
-            off = (ih * W + iw) * CI;
-            SP_SEG_TR_READ(off, CI);
-            seg_expand_pixel(base, size, seg_pos(in_start, off, size), CI, ex, cmid,
-                             wsB + (r * S + iw % S) * cmid);
+            SEG_BN_EXPAND(ih, iw, wsB + (r * S + iw % S) * cmid);
           }
         }
         cached_lo = iw0;
@@ -640,18 +665,25 @@ SP_SEG_LINKAGE sp_status_t SP_SEG_FN(sp_seg_bottleneck_s8)(const sp_seg_pool_t* 
           for (s = 0; s < S; ++s) {
             const int32_t iw = iw0 + s;
             if (iw < 0 || iw >= W) continue;
-            taps[ntap].pos = (r * S + iw % S) * cmid;
+            taps[ntap].pos = (rows ? (ih % R) * W + iw : r * S + iw % S) * cmid;
             taps[ntap].woff = (r * S + s) * cmid;
             ++ntap;
           }
         }
-        for (c = 0; c < cmid; ++c) {
-          int32_t acc = 0;
+        /* Channel chunks: taps outer, channels inner (vectorisable), as sp_seg_depthwise_s8. */
+        for (c = 0; c < cmid; c += SP_SEG_DW_CHUNK) {
+          const int32_t n = SP_MIN(SP_SEG_DW_CHUNK, cmid - c);
+          int32_t i;
+          for (i = 0; i < n; ++i) dacc[i] = 0;
           for (t = 0; t < ntap; ++t) {
-            acc += ((int32_t)wsB[taps[t].pos + c] + dw_in_off) * (int32_t)dw_w[taps[t].woff + c];
+            const int8_t* x = wsB + taps[t].pos + c;
+            const int8_t* wt = dw_w + taps[t].woff + c;
+            for (i = 0; i < n; ++i) dacc[i] += ((int32_t)x[i] + dw_in_off) * (int32_t)wt[i];
           }
-          if (dw_bias) acc += dw_bias[c];
-          wsC[c] = seg_requant(acc, &dw_rq[c], dw_zp, dw_min, dw_max);
+          if (dw_bias) {
+            for (i = 0; i < n; ++i) dacc[i] += dw_bias[c + i];
+          }
+          for (i = 0; i < n; ++i) wsC[c + i] = seg_requant(dacc[i], &dw_rq[c + i], dw_zp, dw_min, dw_max);
         }
         /* 3. Project; 4. store (with the residual add). */
         {

@@ -779,7 +779,11 @@ Status Emitter::EmitSegmentStep(int s) {
     if (fb.residual && sops[3]->outputs[0] != last.outputs[0])
       return InvalidArgument(where + ": the fused Add must write the step's output");
     const exec::SegLayerS8 &e = fb.expand, &d = fb.depthwise, &j = fb.project;
-    const sp_seg_bottleneck_shape_t bs = fb.shape;
+    sp_seg_bottleneck_shape_t bs = fb.shape;
+    for (const auto& so : p_.steps[s].ops) {  // the workspace variant the plan chose
+      auto it = so.attrs.find("row_cache");
+      if (it != so.attrs.end() && !it->second.empty() && it->second[0] != 0) bs.row_cache = 1;
+    }
     const std::string add = fb.residual ? "&" + AddParamsName(fb.add) : std::string("NULL");
     need_ws(sp_seg_bottleneck_workspace_bytes(&bs));
     const std::string sinit = "{" + Str(bs.h) + ", " + Str(bs.w) + ", " + Str(bs.c_in) + ", " +
@@ -791,7 +795,7 @@ Status Emitter::EmitSegmentStep(int s) {
                               Str(bs.e_r) + ", " + Str(bs.e_s) + ", " + Str(bs.e_stride_h) + ", " +
                               Str(bs.e_stride_w) + ", " + Str(bs.e_pad_top) + ", " +
                               Str(bs.e_pad_left) + ", " + Str(bs.e_pad_bottom) + ", " +
-                              Str(bs.e_pad_right) + "}";
+                              Str(bs.e_pad_right) + ", " + Str(bs.row_cache) + "}";
     const std::string shape =
         Decl("bs" + sinit, "sp_bs", "static const sp_seg_bottleneck_shape_t @ = " + sinit + ";\n");
     const std::string pinit = "{" + SegLayerInit(e) + ",\n    " + SegLayerInit(d) + ",\n    " +

@@ -61,6 +61,7 @@ struct StepInfo {
   std::string kind;        // "bottleneck", "conv", "fc", "" (no overlap)
   segment::AffineKernel kernel;
   int64_t workspace = 0;   // bytes of private scratch the segment kernel needs
+  int64_t workspace_rows = 0;  // bottleneck: the same with the row cache (R rows of the plane)
 };
 
 std::vector<int64_t> Ints(const ir::Op& op, const char* name, std::vector<int64_t> d) {
@@ -194,6 +195,8 @@ StatusOr<plan::Plan> RunVmcuStrategy(const ir::Graph& g, const target::Target& t
             si.kind = "bottleneck";
             si.in = a.inputs[0];
             si.workspace = kern->workspace_bytes;
+            // Row cache: (R * MW + 1) * C_mid (+ C_out with the residual), sp_seg_bottleneck_s8.
+            si.workspace_rows = (bp.r * mid[2] + 1) * bp.c_mid + (bp.residual ? bp.c_out : 0);
             fused = true;
           }
         }
@@ -397,8 +400,9 @@ StatusOr<plan::Plan> RunVmcuStrategy(const ir::Graph& g, const target::Target& t
     return *std::max_element(live.begin(), live.end());
   };
   const int64_t kNoCap = std::numeric_limits<int64_t>::max();
-  Layout best = build(kNoCap, 0);  // every overlap taken
-  {
+  // The smallest layout for the current workspaces (steps[s].workspace).
+  auto search = [&]() {
+    Layout best = build(kNoCap, 0);  // every overlap taken
     // Then variants: a cap on a class's extent (relative to the largest request), and chains broken
     // at steps that fit a target without their overlap (relative to the strategy's lower bound with
     // every overlap taken: a step that fits it whole needs no overlap, and breaking the chain there
@@ -408,10 +412,48 @@ StatusOr<plan::Plan> RunVmcuStrategy(const ir::Graph& g, const target::Target& t
     const int64_t lb = lower_bound_of(best);
     for (int64_t ecap : {kNoCap, step_max, step_max * 11 / 10, step_max * 5 / 4, step_max * 3 / 2})
       for (int64_t fcap : {int64_t{0}, lb, lb * 51 / 50, lb * 21 / 20, lb * 11 / 10}) {
+        if (best.placed.placement.arena_bytes <= lb) return best;  // cannot do better
         if (ecap == kNoCap && fcap == 0) continue;
         Layout l = build(ecap, fcap);
         if (l.placed.placement.arena_bytes < best.placed.placement.arena_bytes) best = std::move(l);
       }
+    return best;
+  };
+  Layout best = search();
+  // 3b. Faster fused kernels where memory allows: the row cache (R rows of the expanded plane,
+  // every plane pixel expanded once) instead of the R*S-slot column cache (pixels re-expanded for
+  // each output row), on the fused steps whose larger workspace keeps the arena as it is.
+  std::vector<bool> row_cache(n, false);
+  {
+    const int64_t arena = best.placed.placement.arena_bytes;
+    // Per step: live bytes of the chosen layout without workspaces.
+    std::vector<int64_t> live(std::max(n, 1), 0);
+    for (size_t k = 0; k < bufs.size(); ++k)
+      for (int s = bufs[k].first; s <= bufs[k].last; ++s) live[s] += bufs[k].bytes;
+    for (const auto& d : best.declared) {
+      const int s = bufs[d.out].first;
+      live[s] -= bufs[d.in].bytes + bufs[d.out].bytes;
+      live[s] += std::max(d.shift_bytes + bufs[d.in].bytes, bufs[d.out].bytes);
+    }
+    const std::vector<int64_t> column_ws = best.workspace;
+    for (int64_t slack_pct : {100, 80}) {
+      std::vector<bool> rc(n, false);
+      bool any = false;
+      for (int s = 0; s < n; ++s) {
+        steps[s].workspace = column_ws[s];
+        if (steps[s].kind != "bottleneck" || steps[s].workspace_rows <= steps[s].workspace) continue;
+        if ((live[s] + steps[s].workspace_rows) * 100 > arena * slack_pct) continue;
+        steps[s].workspace = steps[s].workspace_rows;
+        rc[s] = any = true;
+      }
+      if (!any) break;
+      Layout l = search();
+      if (l.placed.placement.arena_bytes <= arena) {
+        best = std::move(l);
+        row_cache = rc;
+        break;
+      }
+    }
   }
   std::vector<int>& cls = best.cls;
   std::vector<int64_t>& rel = best.rel;
@@ -433,6 +475,7 @@ StatusOr<plan::Plan> RunVmcuStrategy(const ir::Graph& g, const target::Target& t
     for (ir::OpId id : steps[s].ops) {
       plan::StepOp so = PlanStepOp(g, g.op(id));
       if (step_overlaps[s] && dw_scratch[s] == 0) so.attrs["segment_bytes"] = {steps[s].kernel.segment_bytes};
+      if (row_cache[s] && id == steps[s].ops[0]) so.attrs["row_cache"] = {1};
       st.ops.push_back(std::move(so));
     }
     p.steps.push_back(std::move(st));

@@ -289,7 +289,11 @@ StatusOr<ExecResult> RunArena(const ir::Graph& g, const plan::Plan& p, const Mod
       if (fb.residual && sops[3]->outputs[0] != last.outputs[0])
         return Mismatch(where + ": the fused Add must write the step's output");
       const SegLayerS8 &e = fb.expand, &d = fb.depthwise, &j = fb.project;
-      const sp_seg_bottleneck_shape_t bs = fb.shape;
+      sp_seg_bottleneck_shape_t bs = fb.shape;
+    for (const auto& so : p.steps[s].ops) {  // the workspace variant the plan chose
+      auto it = so.attrs.find("row_cache");
+      if (it != so.attrs.end() && !it->second.empty() && it->second[0] != 0) bs.row_cache = 1;
+    }
       sp_add_s8_params_t add = fb.add;
       const bool residual = fb.residual;
       sp_seg_bottleneck_s8_t bp;

@@ -117,7 +117,9 @@ bool StepKernelDesc(const ir::Graph& g, const plan::Plan& p, int step, sp_seg_la
         static_cast<int32_t>(k[1]),   static_cast<int32_t>(st[0]),  static_cast<int32_t>(st[1]),
         static_cast<int32_t>(pd[0]),  static_cast<int32_t>(pd[1]),  static_cast<int32_t>(pd[2]),
         static_cast<int32_t>(pd[3]),  1,                            ops.size() == 4 ? 1 : 0,
-        0, 0, 0, 0, 0, 0, 0, 0};
+        0, 0, 0, 0, 0, 0, 0, 0, 0};
+    // The workspace variant the plan chose.
+    d->bottleneck.row_cache = attr(ops[0], "row_cache", {0})[0] != 0 ? 1 : 0;
     // The expansion's geometry (a stem fused as the expansion is a 3x3 stride-2 Conv).
     const auto ek = attr(ops[0], "kernel_shape", {1, 1}), es = attr(ops[0], "strides", {1, 1});
     const auto ep = attr(ops[0], "pads", {0, 0, 0, 0});

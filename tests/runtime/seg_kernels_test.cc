@@ -469,7 +469,7 @@ Case BottleneckCase(Rng& rng, const sp_seg_bottleneck_shape_t& s) {
                                   "s" + std::to_string(s.e_stride_h) + std::to_string(s.e_stride_w) +
                                   "p" + std::to_string(s.e_pad_top) + std::to_string(s.e_pad_left) +
                                   std::to_string(s.e_pad_bottom) + std::to_string(s.e_pad_right)) +
-           (s.has_residual ? " residual" : "");
+           (s.has_residual ? " residual" : "") + (s.row_cache ? " row-cache" : "");
   c.desc.kind = SP_SEG_KIND_BOTTLENECK;
   c.desc.bottleneck = s;
   c.in_bytes = s.h * s.w * s.c_in;
@@ -488,7 +488,8 @@ sp_seg_bottleneck_shape_t BShape(int h, int w, int cin, int cmid, int cout, int 
                                  int sw, int pt, int pl, int pb, int pr, bool expand,
                                  bool residual) {
   return sp_seg_bottleneck_shape_t{h,  w,  cin, cmid, cout,   r,        s, sh, sw, pt, pl,
-                                   pb, pr, expand, residual, 0,      0,        0, 0,  0,  0,  0,  0};
+                                   pb, pr, expand, residual, 0,      0,        0, 0,  0,  0,  0,  0,
+                                   0};
 }
 
 // The same with a Conv2D expansion er x es, stride esh x esw, pads ept, epl, epb, epr (a stem).
@@ -608,9 +609,10 @@ TEST(SegKernels, BottleneckRandom) {
     }
     const int h = std::max(r - pt - pb, 1) + Uniform(rng, 0, 9);
     const int w = std::max(s - pl - pr, 1) + Uniform(rng, 0, 9);
-    CheckCase(BottleneckCase(rng, BShape(h, w, cin, cmid, cout, r, s, stride, stride, pt, pl, pb,
-                                         pr, expand, residual)),
-              rng, &st);
+    sp_seg_bottleneck_shape_t shape =
+        BShape(h, w, cin, cmid, cout, r, s, stride, stride, pt, pl, pb, pr, expand, residual);
+    shape.row_cache = i % 3 == 1;  // every third case with the row cache
+    CheckCase(BottleneckCase(rng, shape), rng, &st);
   }
   ExpectVisible(st, 80);
 }
@@ -633,10 +635,11 @@ TEST(SegKernels, BottleneckConvExpansion) {
     // The expanded plane is at least r x r, so that the depthwise has an output.
     const int h = std::max(er - ept - epb, 1) + esh * (r - 1) + Uniform(rng, 0, 8);
     const int w = std::max(es - epl - epr, 1) + esw * (r - 1) + Uniform(rng, 0, 8);
-    CheckCase(BottleneckCase(rng, BShapeConvExpand(h, w, Uniform(rng, 1, 8), Uniform(rng, 1, 24),
-                                                   Uniform(rng, 1, 12), r, r, stride, stride, pad,
-                                                   er, es, esh, esw, ept, epl, epb, epr)),
-              rng, &st);
+    sp_seg_bottleneck_shape_t shape =
+        BShapeConvExpand(h, w, Uniform(rng, 1, 8), Uniform(rng, 1, 24), Uniform(rng, 1, 12), r, r,
+                         stride, stride, pad, er, es, esh, esw, ept, epl, epb, epr);
+    shape.row_cache = i % 2;
+    CheckCase(BottleneckCase(rng, shape), rng, &st);
   }
   ExpectVisible(st, 50);
   // Bad expansion geometry is refused (padding as large as the kernel, zero stride, too many taps).
@@ -719,6 +722,11 @@ TEST(SegKernels, EveryStartPosition) {
   cases.push_back(BottleneckCase(rng, BShape(5, 4, 3, 6, 4, 3, 3, 2, 2, 0, 0, 1, 1, true, false)));
   cases.push_back(
       BottleneckCase(rng, BShapeConvExpand(7, 6, 3, 5, 2, 3, 3, 1, 1, 1, 3, 3, 2, 2, 1, 1, 1, 1)));
+  {
+    sp_seg_bottleneck_shape_t rows = BShape(4, 5, 3, 7, 3, 3, 3, 1, 1, 1, 1, 1, 1, true, true);
+    rows.row_cache = 1;
+    cases.push_back(BottleneckCase(rng, rows));
+  }
   for (const Case& c : cases) {
     SCOPED_TRACE(c.name);
     sp_seg_shift_t sh;
