@@ -152,7 +152,7 @@ StatusOr<plan::Plan> RunBudgetStrategy(const ir::Graph& g, const target::Target&
   int64_t m_mpmf = -1;
   auto mpmf = [&]() {
     if (m_mpmf < 0) {
-      schedule::MinPeakResult mp = schedule::MinPeakSchedule(g);
+      schedule::MinPeakResult mp = CachedMinPeakSchedule(g);
       mpmf_order = ToIndices(mp.order);
       m_mpmf = std::min(SpillModelPeak(prob, mpmf_order), SpillModelPeak(prob, model_order));
       if (SpillModelPeak(prob, model_order) < SpillModelPeak(prob, mpmf_order)) mpmf_order = model_order;

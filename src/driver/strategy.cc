@@ -1,6 +1,11 @@
 #include "driver/strategy.h"
 
 #include <algorithm>
+#include <cstdint>
+#include <deque>
+#include <mutex>
+#include <string_view>
+#include <utility>
 #include <map>
 #include <numeric>
 
@@ -103,12 +108,66 @@ std::string PlanOpType(const ir::Graph& g, const ir::Op& op) {
   return op.type;
 }
 
+namespace {
+
+// MinPeakSchedule takes seconds on the NAS graphs and is needed by every strategy run with the
+// minpeak order, and twice by a budget strategy (the mpmf budget and the order). The
+// last few results are kept, keyed by a fingerprint of everything MinPeakSchedule reads (op list,
+// operands, tensor names, kinds and bytes), so that repeated runs on one graph compute it once.
+uint64_t GraphFingerprint(const ir::Graph& g) {
+  uint64_t h = 1469598103934665603ull;
+  auto mix = [&](uint64_t v) {
+    h ^= v;
+    h *= 1099511628211ull;
+  };
+  auto mix_str = [&](std::string_view s) {
+    mix(s.size());
+    for (char c : s) mix(static_cast<unsigned char>(c));
+  };
+  mix(static_cast<uint64_t>(g.num_ops()));
+  mix(static_cast<uint64_t>(g.num_tensors()));
+  for (const ir::Tensor& t : g.tensors()) {
+    mix_str(t.name);
+    mix(static_cast<uint64_t>(t.kind));
+    mix(static_cast<uint64_t>(t.Bytes()));
+    mix(static_cast<uint64_t>(g.StorageRoot(t.id).value()));
+  }
+  for (const ir::Op& op : g.ops()) {
+    mix_str(op.name);
+    mix_str(op.type);
+    for (ir::TensorId id : op.inputs) mix(static_cast<uint64_t>(id.value()) + 1);
+    mix(0);
+    for (ir::TensorId id : op.outputs) mix(static_cast<uint64_t>(id.value()) + 1);
+    mix(0);
+  }
+  return h;
+}
+
+}  // namespace
+
+schedule::MinPeakResult CachedMinPeakSchedule(const ir::Graph& g) {
+  static std::mutex mu;
+  static std::deque<std::pair<uint64_t, schedule::MinPeakResult>> cache;
+  const uint64_t key = GraphFingerprint(g);
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    for (const auto& [k, r] : cache)  // a hash collision could only return another valid order
+      if (k == key && static_cast<int>(r.order.size()) == g.num_ops() && analysis::ValidateSchedule(g, r.order).ok())
+        return r;
+  }
+  schedule::MinPeakResult r = schedule::MinPeakSchedule(g);
+  std::lock_guard<std::mutex> lock(mu);
+  cache.emplace_front(key, r);
+  if (cache.size() > 4) cache.pop_back();
+  return r;
+}
+
 StatusOr<analysis::Schedule> ChooseSchedule(const ir::Graph& g, const PlanOptions& options, std::string* note) {
   analysis::Schedule sched;
   if (options.schedule == "model") {
     sched = analysis::ModelOrder(g);
   } else if (options.schedule == "minpeak") {
-    schedule::MinPeakResult mp = schedule::MinPeakSchedule(g);
+    schedule::MinPeakResult mp = CachedMinPeakSchedule(g);
     sched = mp.order;
     *note = "min-peak schedule (" + mp.method + "): live peak " + std::to_string(mp.peak_bytes) + " B vs " +
             std::to_string(mp.model_order_peak) + " B in model order" +

@@ -10,6 +10,7 @@
 #include "ir/graph.h"
 #include "plan/plan.h"
 #include "plan/verifier.h"
+#include "schedule/min_peak.h"
 #include "target/target.h"
 
 namespace sramplan::driver {
@@ -66,6 +67,9 @@ StatusOr<plan::Plan> RunVmcuStrategy(const ir::Graph& g, const target::Target& t
 // Shared by the strategies: the operator order the options ask for (with a note for the plan), and
 // a plan with its header, levels, steps (one op each) and tensor table filled in.
 StatusOr<analysis::Schedule> ChooseSchedule(const ir::Graph& g, const PlanOptions& options, std::string* note);
+// schedule::MinPeakSchedule(g), remembered for the last few graphs (keyed by a fingerprint of what
+// it reads; thread-safe): repeated strategies and budgets on one graph compute it once.
+schedule::MinPeakResult CachedMinPeakSchedule(const ir::Graph& g);
 plan::Plan PlanSkeleton(const ir::Graph& g, const target::Target& t, const analysis::Schedule& sched,
                         const std::string& strategy, const PlanOptions& options);
 

@@ -7,48 +7,14 @@
 #include <vector>
 
 #include "analysis/liveness.h"
-#include "coin/CbcHeuristic.hpp"
-#include "coin/CbcHeuristicFPump.hpp"
-#include "coin/CbcHeuristicLocal.hpp"
-#include "coin/CbcModel.hpp"
-#include "coin/CglClique.hpp"
-#include "coin/CglGomory.hpp"
-#include "coin/CglKnapsackCover.hpp"
-#include "coin/CglMixedIntegerRounding2.hpp"
-#include "coin/CglProbing.hpp"
-#include "coin/CoinMessageHandler.hpp"
-#include "coin/CoinPackedMatrix.hpp"
-#include "coin/OsiClpSolverInterface.hpp"
+#include "milp/milp.h"
 
 namespace sramplan::schedule {
 namespace {
 
 using Clock = std::chrono::steady_clock;
 
-struct Lp {
-  std::vector<double> lb, ub, obj;
-  std::vector<bool> integer;
-  std::vector<int> ri, ci;
-  std::vector<double> el, row_lb, row_ub;
-
-  int Col(double l, double u, double o, bool is_int) {
-    lb.push_back(l);
-    ub.push_back(u);
-    obj.push_back(o);
-    integer.push_back(is_int);
-    return static_cast<int>(lb.size()) - 1;
-  }
-  void Row(const std::vector<std::pair<int, double>>& terms, double l, double u) {
-    int r = static_cast<int>(row_lb.size());
-    for (const auto& [c, v] : terms) {
-      ri.push_back(r);
-      ci.push_back(c);
-      el.push_back(v);
-    }
-    row_lb.push_back(l);
-    row_ub.push_back(u);
-  }
-};
+using Lp = milp::Model;
 
 }  // namespace
 
@@ -100,19 +66,19 @@ MinPeakResult MinPeakIlp(const ir::Graph& g, double time_limit_s) {
   Lp lp;
   std::vector<std::vector<int>> e(n), cum(n);
   for (int o = 0; o < n; ++o) {
-    for (int t = asap[o]; t <= alap[o]; ++t) e[o].push_back(lp.Col(0, 1, 0, true));
+    for (int t = asap[o]; t <= alap[o]; ++t) e[o].push_back(lp.AddCol(0, 1, 0, true));
   }
   auto evar = [&](int o, int t) { return e[o][t - asap[o]]; };
   for (int o = 0; o < n; ++o) {
     std::vector<std::pair<int, double>> terms;
     for (int v : e[o]) terms.push_back({v, 1});
-    lp.Row(terms, 1, 1);
+    lp.AddRow(terms, 1, 1);
     for (int t = asap[o]; t < alap[o]; ++t) {
-      int v = lp.Col(0, 1, 0, false);
+      int v = lp.AddCol(0, 1, 0, false);
       cum[o].push_back(v);
       std::vector<std::pair<int, double>> def = {{v, 1}, {evar(o, t), -1}};
       if (t > asap[o]) def.push_back({cum[o][t - 1 - asap[o]], -1});
-      lp.Row(def, 0, 0);
+      lp.AddRow(def, 0, 0);
     }
   }
   for (int t = 0; t < n; ++t) {
@@ -120,7 +86,7 @@ MinPeakResult MinPeakIlp(const ir::Graph& g, double time_limit_s) {
     for (int o = 0; o < n; ++o) {
       if (asap[o] <= t && t <= alap[o]) terms.push_back({evar(o, t), 1});
     }
-    lp.Row(terms, 1, 1);
+    lp.AddRow(terms, 1, 1);
   }
   // E[o][t] as terms + constant.
   auto add_cum = [&](int o, int t, double coef, std::vector<std::pair<int, double>>* terms) -> double {
@@ -134,7 +100,7 @@ MinPeakResult MinPeakIlp(const ir::Graph& g, double time_limit_s) {
       for (int t = asap[q]; t <= std::min(alap[q], alap[p]); ++t) {
         std::vector<std::pair<int, double>> terms;
         double c = add_cum(q, t, 1, &terms) + add_cum(p, t - 1, -1, &terms);
-        if (!terms.empty()) lp.Row(terms, -COIN_DBL_MAX, -c);
+        if (!terms.empty()) lp.AddRow(terms, -milp::Model::Inf(), -c);
       }
     }
   }
@@ -158,7 +124,7 @@ MinPeakResult MinPeakIlp(const ir::Graph& g, double time_limit_s) {
     for (ir::OpId c : t.consumers) users[r].push_back(c.value());
     if (t.kind == ir::TensorKind::kOutput) to_end[r] = true;
   }
-  int peak = lp.Col(0, COIN_DBL_MAX, 1, false);
+  int peak = lp.AddCol(0, milp::Model::Inf(), 1, false);
   std::vector<std::vector<std::pair<int, double>>> step_terms(n);
   std::vector<double> step_const(n, 0);
   std::vector<std::vector<int>> live(nt);
@@ -174,7 +140,7 @@ MinPeakResult MinPeakIlp(const ir::Graph& g, double time_limit_s) {
     for (int c : u) hi = std::max(hi, alap[c]);
     live[b].assign(n, -1);
     for (int t = lo; t <= hi; ++t) {
-      int v = lp.Col(0, 1, 0, false);
+      int v = lp.AddCol(0, 1, 0, false);
       live[b][t] = v;
       step_terms[t].push_back({v, -bytes});
       // Produced by t (E[p][t]) and a user not before t (1 - E[c][t-1]).
@@ -187,64 +153,29 @@ MinPeakResult MinPeakIlp(const ir::Graph& g, double time_limit_s) {
         if (!to_end[b] && p >= 0) {
           // No users: live only at the producing step: live >= e[p][t].
           terms = {{v, 1}, {evar(p, t), -1}};
-          if (t >= asap[p] && t <= alap[p]) lp.Row(terms, 0, COIN_DBL_MAX);
+          if (t >= asap[p] && t <= alap[p]) lp.AddRow(terms, 0, milp::Model::Inf());
           continue;
         }
-        lp.Row(terms, -pc, COIN_DBL_MAX);
+        lp.AddRow(terms, -pc, milp::Model::Inf());
       }
       for (int c : u) {
         std::vector<std::pair<int, double>> terms = {{v, 1}};
         terms.insert(terms.end(), produced.begin(), produced.end());
         double cc = add_cum(c, t - 1, 1, &terms);  // + E[c][t-1]
-        lp.Row(terms, -(pc + cc), COIN_DBL_MAX);
+        lp.AddRow(terms, -(pc + cc), milp::Model::Inf());
       }
     }
   }
   for (int t = 0; t < n; ++t) {
     std::vector<std::pair<int, double>> terms = step_terms[t];
     terms.push_back({peak, 1});
-    lp.Row(terms, step_const[t], COIN_DBL_MAX);
+    lp.AddRow(terms, step_const[t], milp::Model::Inf());
   }
 
   // Solve, with the model order as the first incumbent.
-  const int cols = static_cast<int>(lp.lb.size());
-  OsiClpSolverInterface solver;
-  CoinPackedMatrix matrix(false, lp.ri.data(), lp.ci.data(), lp.el.data(), static_cast<CoinBigIndex>(lp.el.size()));
-  matrix.setDimensions(static_cast<int>(lp.row_lb.size()), cols);
-  solver.loadProblem(matrix, lp.lb.data(), lp.ub.data(), lp.obj.data(), lp.row_lb.data(), lp.row_ub.data());
-  for (int c = 0; c < cols; ++c) {
-    if (lp.integer[c]) solver.setInteger(c);
-  }
-  solver.messageHandler()->setLogLevel(0);
-  CbcModel cbc(solver);
-  cbc.setLogLevel(0);
-  cbc.messageHandler()->setLogLevel(0);
-  cbc.solver()->messageHandler()->setLogLevel(0);
-  cbc.setMaximumSeconds(std::max(0.05, time_limit_s));
-  cbc.setAllowableGap(0.99);  // peaks are integral
-  cbc.setMaximumCutPassesAtRoot(-20);
-  CglProbing probing;
-  probing.setUsingObjective(true);
-  CglGomory gomory;
-  CglKnapsackCover knapsack;
-  CglClique clique;
-  clique.setStarCliqueReport(false);
-  clique.setRowCliqueReport(false);
-  CglMixedIntegerRounding2 mir;
-  cbc.addCutGenerator(&probing, -1, "Probing");
-  cbc.addCutGenerator(&gomory, -1, "Gomory");
-  cbc.addCutGenerator(&knapsack, -1, "Knapsack");
-  cbc.addCutGenerator(&clique, -1, "Clique");
-  cbc.addCutGenerator(&mir, -1, "MIR2");
-  CbcRounding rounding(cbc);
-  cbc.addHeuristic(&rounding);
-  CbcHeuristicLocal local(cbc);
-  cbc.addHeuristic(&local);
-  CbcHeuristicFPump pump(cbc);
-  cbc.addHeuristic(&pump);
-  cbc.initialSolve();
+  const int cols = lp.num_cols();
+  std::vector<double> start(cols, 0);
   {
-    std::vector<double> start(cols, 0);
     std::vector<int> step_of(n);
     for (int i = 0; i < n; ++i) step_of[model[i].value()] = i;
     for (int o = 0; o < n; ++o) {
@@ -259,10 +190,13 @@ MinPeakResult MinPeakIlp(const ir::Graph& g, double time_limit_s) {
       }
     }
     start[peak] = static_cast<double>(res.model_order_peak);
-    cbc.setBestSolution(start.data(), cols, start[peak], true);
   }
-  cbc.branchAndBound();
-  const double* x = cbc.bestSolution();
+  milp::SolveOptions so;
+  so.time_limit_s = time_limit_s - std::chrono::duration<double>(Clock::now() - t0).count();
+  so.start = &start;
+  so.allowable_gap = 0.99;  // peaks are integral
+  milp::Result r = lp.Solve(so);
+  const double* x = r.has_solution ? r.x.data() : nullptr;
   if (x != nullptr) {
     analysis::Schedule order(n);
     std::vector<bool> filled(n, false);
@@ -285,12 +219,12 @@ MinPeakResult MinPeakIlp(const ir::Graph& g, double time_limit_s) {
       }
     }
   }
-  double bound = cbc.isProvenOptimal() ? static_cast<double>(res.peak_bytes) : cbc.getBestPossibleObjValue();
+  double bound = r.optimal ? static_cast<double>(res.peak_bytes) : r.bound;
   if (!std::isfinite(bound)) bound = 0;
   res.lower_bound = std::min(res.peak_bytes, static_cast<int64_t>(std::ceil(bound - 1e-6)));
-  res.proved_optimal = cbc.isProvenOptimal() && res.lower_bound >= res.peak_bytes;
-  if (cbc.isProvenOptimal()) res.lower_bound = res.peak_bytes;
-  res.states = cbc.getNodeCount();
+  res.proved_optimal = r.optimal && res.lower_bound >= res.peak_bytes;
+  if (r.optimal) res.lower_bound = res.peak_bytes;
+  res.states = r.nodes;
   res.seconds = std::chrono::duration<double>(Clock::now() - t0).count();
   return res;
 }

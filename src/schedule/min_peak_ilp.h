@@ -1,4 +1,4 @@
-// COSMA's minimum-peak-memory ILP (Sec. III-E1, Eq. 13-15) solved with CBC: an operator order whose
+// COSMA's minimum-peak-memory ILP (Sec. III-E1, Eq. 13-15) solved with CBC (through milp/milp.h): an operator order whose
 // peak live bytes (analysis::ComputeLiveness's model: views alias their root, graph inputs live from
 // step 0, graph outputs to the end, constants excluded) is minimal. A cross-check of the exact DP in
 // min_peak.h on small graphs; the DP is the production path.

@@ -15,21 +15,8 @@
 #include <tuple>
 #include <utility>
 
-#include "coin/CbcModel.hpp"
-#include "coin/CbcHeuristic.hpp"
-#include "coin/CbcHeuristicDiveCoefficient.hpp"
-#include "coin/CbcHeuristicFPump.hpp"
-#include "coin/CbcHeuristicLocal.hpp"
-#include "coin/CbcHeuristicRINS.hpp"
-#include "coin/CglClique.hpp"
-#include "coin/CglFlowCover.hpp"
-#include "coin/CglGomory.hpp"
-#include "coin/CglKnapsackCover.hpp"
-#include "coin/CglMixedIntegerRounding2.hpp"
-#include "coin/CglProbing.hpp"
-#include "coin/CoinMessageHandler.hpp"
-#include "coin/CoinPackedMatrix.hpp"
-#include "coin/OsiClpSolverInterface.hpp"
+#include "milp/milp.h"
+#include "placement/optimal.h"
 
 namespace sramplan::spill {
 namespace {
@@ -40,151 +27,8 @@ double SecondsSince(Clock::time_point t0) {
   return std::chrono::duration<double>(Clock::now() - t0).count();
 }
 
-// ---------------------------------------------------------------------------------------------
-// A small MILP builder on top of CBC's C++ API.
-
-class Mip {
- public:
-  int AddCol(double lb, double ub, double obj, bool integer) {
-    lb_.push_back(lb);
-    ub_.push_back(ub);
-    obj_.push_back(obj);
-    integer_.push_back(integer);
-    return static_cast<int>(lb_.size()) - 1;
-  }
-  void AddRow(const std::vector<std::pair<int, double>>& terms, double lb, double ub) {
-    int r = static_cast<int>(row_lb_.size());
-    for (const auto& [c, v] : terms) {
-      if (v == 0) continue;
-      ri_.push_back(r);
-      ci_.push_back(c);
-      el_.push_back(v);
-    }
-    row_lb_.push_back(lb);
-    row_ub_.push_back(ub);
-  }
-  static double kInf() { return COIN_DBL_MAX; }
-  int num_cols() const { return static_cast<int>(lb_.size()); }
-  int num_rows() const { return static_cast<int>(row_lb_.size()); }
-
-  struct Result {
-    bool has_solution = false;
-    bool optimal = false;
-    bool infeasible = false;
-    double objective = 0;
-    double bound = 0;
-    std::vector<double> x;
-    double seconds = 0;
-  };
-
-  // `start` (optional) is a full feasible assignment handed to CBC as its first incumbent.
-  Result Solve(double time_limit_s, const std::vector<double>* start, bool verbose) const {
-    Clock::time_point t0 = Clock::now();
-    Result res;
-    int n = num_cols();
-    OsiClpSolverInterface solver;
-    CoinPackedMatrix matrix(false, ri_.data(), ci_.data(), el_.data(),
-                            static_cast<CoinBigIndex>(el_.size()));
-    // The triplet constructor sizes the matrix by the largest index seen; pad empty rows/columns.
-    matrix.setDimensions(num_rows(), n);
-    solver.loadProblem(matrix, lb_.data(), ub_.data(), obj_.data(), row_lb_.data(), row_ub_.data());
-    for (int c = 0; c < n; ++c) {
-      if (integer_[c]) solver.setInteger(c);
-    }
-    if (!verbose) solver.messageHandler()->setLogLevel(0);
-    CbcModel model(solver);
-    if (!verbose) {
-      model.setLogLevel(0);
-      model.messageHandler()->setLogLevel(0);
-      model.solver()->messageHandler()->setLogLevel(0);
-    }
-    model.setMaximumSeconds(std::max(0.05, time_limit_s));
-    model.setNumberThreads(0);
-    model.setMaximumCutPassesAtRoot(-20);  // stop root cuts when they stall
-    model.setMaximumCutPasses(3);
-    model.setAllowableFractionGap(0);
-    model.setAllowableGap(0.99);  // objectives are integral
-    CglProbing probing;
-    probing.setUsingObjective(true);
-    probing.setMaxPass(3);
-    probing.setMaxProbe(100);
-    probing.setMaxLook(50);
-    probing.setRowCuts(3);
-    CglGomory gomory;
-    gomory.setLimit(300);
-    CglKnapsackCover knapsack;
-    CglClique clique;
-    clique.setStarCliqueReport(false);
-    clique.setRowCliqueReport(false);
-    CglMixedIntegerRounding2 mir;
-    CglFlowCover flow;
-    const bool large = n > 3000;  // root cuts on big models cost more than they bring
-    if (large) model.setMaximumCutPassesAtRoot(5);
-    if (!large) model.addCutGenerator(&probing, -1, "Probing");
-    model.addCutGenerator(&gomory, -1, "Gomory");
-    model.addCutGenerator(&knapsack, -1, "Knapsack");
-    model.addCutGenerator(&clique, -1, "Clique");
-    model.addCutGenerator(&mir, -1, "MIR2");
-    model.addCutGenerator(&flow, -1, "FlowCover");
-    CbcRounding rounding(model);
-    model.addHeuristic(&rounding);
-    CbcHeuristicLocal local(model);
-    model.addHeuristic(&local);
-    CbcHeuristicFPump pump(model);
-    pump.setMaximumPasses(20);
-    model.addHeuristic(&pump);
-    CbcHeuristicRINS rins(model);
-    model.addHeuristic(&rins);
-    CbcHeuristicDiveCoefficient dive(model);
-    model.addHeuristic(&dive);
-    // The root LP has no time limit of its own in CBC.
-    if (auto* clp = dynamic_cast<OsiClpSolverInterface*>(model.solver())) {
-      clp->getModelPtr()->setMaximumSeconds(std::max(0.05, time_limit_s));
-    }
-    model.initialSolve();
-    if (!model.solver()->isProvenOptimal()) {
-      res.infeasible = model.solver()->isProvenPrimalInfeasible();
-      res.seconds = SecondsSince(t0);
-      return res;  // LP not solved in time (or infeasible): no solution, bound 0
-    }
-    const double root_lp = model.solver()->getObjValue();
-    if (start != nullptr) {
-      double obj = 0;
-      for (int c = 0; c < n; ++c) obj += obj_[c] * (*start)[c];
-      model.setBestSolution(start->data(), n, obj, true);
-    }
-    model.branchAndBound();
-    const double* best = model.bestSolution();
-    res.infeasible = model.isProvenInfeasible();
-    if (best != nullptr) {
-      res.has_solution = true;
-      res.x.assign(best, best + n);
-      res.objective = 0;
-      for (int c = 0; c < n; ++c) res.objective += obj_[c] * res.x[c];
-    }
-    res.optimal = res.has_solution && model.isProvenOptimal();
-    // Without a proof, trust CBC's tree bound only when it is strictly below the incumbent (a time
-    // limit during the root cuts reports the incumbent itself); the root LP is always a valid bound.
-    res.bound = root_lp;
-    if (res.optimal) {
-      res.bound = res.objective;
-    } else {
-      double bp = model.getBestPossibleObjValue();
-      if (std::isfinite(bp) && bp > res.bound && (!res.has_solution || bp < res.objective - 0.5)) res.bound = bp;
-    }
-    if (res.has_solution) res.bound = std::min(res.bound, res.objective);
-    if (!std::isfinite(res.bound) || res.bound < -1e300) res.bound = 0;
-    res.seconds = SecondsSince(t0);
-    return res;
-  }
-
- private:
-  std::vector<double> lb_, ub_, obj_;
-  std::vector<bool> integer_;
-  std::vector<int> ri_, ci_;
-  std::vector<double> el_;
-  std::vector<double> row_lb_, row_ub_;
-};
+// The CBC model builder (shared with the min-peak ILP).
+using Mip = milp::Model;
 
 std::string Fmt(const char* f, double v) {
   char buf[64];
@@ -337,6 +181,48 @@ bool PlacePieces(const std::vector<Piece>& pieces, int64_t cap, bool use_x, std:
   });
 }
 
+// What placed a set of residencies (for the solver's detail string).
+struct PlaceInfo {
+  std::string how;         // "first-fit", "exact placer", or empty when nothing placed them
+  bool proved_infeasible = false;  // the exact placer proved that no placement fits the budget
+  bool hit_limit = false;  // the exact placer stopped at its time limit
+  double seconds = 0;
+};
+
+// The exact placer of placement/optimal.h (greedy portfolio, then the MiniMalloc-style search) on the
+// pieces, in alignment units, looking for any placement inside `cap` units within `time_limit_s`.
+bool PlaceExact(const std::vector<Piece>& pieces, int64_t cap, double time_limit_s, std::vector<int64_t>* off,
+                PlaceInfo* info) {
+  std::vector<placement::BufferRequest> req;
+  std::vector<int> which;
+  for (size_t k = 0; k < pieces.size(); ++k) {
+    if (pieces[k].size == 0) continue;
+    placement::BufferRequest r;
+    r.id = static_cast<int>(k);
+    r.bytes = pieces[k].size;
+    r.alignment = 1;
+    r.first_step = pieces[k].first;
+    r.last_step = pieces[k].last;
+    req.push_back(r);
+    which.push_back(static_cast<int>(k));
+  }
+  placement::OptimalOptions po;
+  po.time_limit_s = time_limit_s;
+  po.capacity = cap;
+  po.minimize = false;
+  placement::OptimalResult pr = placement::PlaceBestOf(req, po);
+  if (info != nullptr) {
+    info->seconds += pr.seconds;
+    info->hit_limit = pr.hit_limit;
+    info->proved_infeasible = pr.proved_lower_bound > cap;
+  }
+  if (!pr.fits_capacity || pr.placement.arena_bytes > cap || pr.placement.offsets.size() != req.size()) return false;
+  off->assign(pieces.size(), 0);
+  for (size_t i = 0; i < req.size(); ++i) (*off)[which[i]] = pr.placement.offsets[i];
+  if (info != nullptr) info->how = "exact placer";
+  return true;
+}
+
 // Builds a solution for `order` from per-tensor kept gaps: keep[t][i] says whether tensor t stays
 // resident between its access points i and i+1. With `address` (the ILP's unit address of the residency
 // containing each point) the pieces are recompacted in that address order, which always succeeds for a
@@ -345,7 +231,8 @@ bool PlacePieces(const std::vector<Piece>& pieces, int64_t cap, bool use_x, std:
 StatusOr<SpillSolution> BuildSolution(const SpillProblem& p, const Structure& s, const Access& acc,
                                       const std::vector<int>& order,
                                       const std::vector<std::vector<bool>>& keep,
-                                      const std::vector<std::vector<double>>* address) {
+                                      const std::vector<std::vector<double>>* address,
+                                      double exact_place_s = 0, PlaceInfo* info = nullptr) {
   SpillSolution sol;
   sol.order = order;
   const int64_t unit = std::max<int64_t>(1, p.alignment);
@@ -378,7 +265,12 @@ StatusOr<SpillSolution> BuildSolution(const SpillProblem& p, const Structure& s,
     }
   }
   std::vector<int64_t> off;
-  if (!PlacePieces(pieces, p.budget / unit, address != nullptr, &off)) {
+  bool placed = PlacePieces(pieces, p.budget / unit, address != nullptr, &off);
+  if (info != nullptr) info->how = placed ? "first-fit" : "";
+  if (!placed && exact_place_s > 0) {
+    placed = PlaceExact(pieces, p.budget / unit, exact_place_s, &off, info);
+  }
+  if (!placed) {
     return Status(StatusCode::kOutOfMemory, "cosma: no placement found for the chosen residencies");
   }
   for (size_t k = 0; k < pieces.size(); ++k) {
@@ -402,10 +294,19 @@ struct FixedResult {
   SpillSolution solution;
   int64_t lower_bound = 0;  // bytes
   bool optimal = false;
+  bool hit_limit = false;   // a time limit stopped a stage (CBC or the exact placer) or skipped one
   int vars = 0, rows = 0;
   double seconds = 0;
   std::string status;
 };
+
+milp::Result RunMip(const Mip& mip, double time_limit_s, const std::vector<double>* start, bool verbose) {
+  milp::SolveOptions so;
+  so.time_limit_s = time_limit_s;
+  so.start = start;
+  so.verbose = verbose;
+  return mip.Solve(so);
+}
 
 // The fixed-order model. With `addresses` false only the byte capacity per step is enforced (a
 // relaxation whose optimum is a lower bound); with it, one address per residency and above/below
@@ -445,21 +346,21 @@ StatusOr<FixedModel> BuildFixedModel(const SpillProblem& p, const Structure& s, 
     if (plain_activation && !m.gap[t].empty() && size[t] > 0) {
       m.spill[t] = mip.AddCol(0, 1, size[t], true);
       objective_row.push_back({m.spill[t], size[t]});
-      for (int g : m.gap[t]) mip.AddRow({{m.spill[t], 1}, {g, -1}}, 0, Mip::kInf());
+      for (int g : m.gap[t]) mip.AddRow({{m.spill[t], 1}, {g, -1}}, 0, Mip::Inf());
     }
     if (addresses && size[t] > 0) {
       double hi = cap - size[t];
       for (size_t i = 0; i < pts.size(); ++i) m.addr[t].push_back(mip.AddCol(0, hi, 0, false));
       for (size_t i = 0; i + 1 < pts.size(); ++i) {
         // A kept gap: both access points are in one residency, hence at one address.
-        mip.AddRow({{m.addr[t][i], 1}, {m.addr[t][i + 1], -1}, {m.gap[t][i], -hi}}, -Mip::kInf(), 0);
-        mip.AddRow({{m.addr[t][i + 1], 1}, {m.addr[t][i], -1}, {m.gap[t][i], -hi}}, -Mip::kInf(), 0);
+        mip.AddRow({{m.addr[t][i], 1}, {m.addr[t][i + 1], -1}, {m.gap[t][i], -hi}}, -Mip::Inf(), 0);
+        mip.AddRow({{m.addr[t][i + 1], 1}, {m.addr[t][i], -1}, {m.gap[t][i], -hi}}, -Mip::Inf(), 0);
       }
     } else {
       m.addr[t].assign(pts.size(), -1);
     }
   }
-  if (min_objective > 0) mip.AddRow(objective_row, min_objective, Mip::kInf());
+  if (min_objective > 0) mip.AddRow(objective_row, min_objective, Mip::Inf());
   // Items present at each step: (tensor, point index, gap var or -1 when accessed at that step).
   struct Item {
     int tensor, point, gap;
@@ -490,7 +391,7 @@ StatusOr<FixedModel> BuildFixedModel(const SpillProblem& p, const Structure& s, 
     }
     // cap_scale < 1 leaves room for fragmentation (a heuristic; never below what the step must hold).
     double step_cap = std::max(all - optional, std::floor(cap * cap_scale));
-    if (all > step_cap && !terms.empty()) mip.AddRow(terms, -Mip::kInf(), step_cap - all);
+    if (all > step_cap && !terms.empty()) mip.AddRow(terms, -Mip::Inf(), step_cap - all);
   }
   if (!addresses) return m;
   // Pairwise non-overlap of pieces that can be resident in the same step (tensor-overlap analysis).
@@ -512,16 +413,16 @@ StatusOr<FixedModel> BuildFixedModel(const SpillProblem& p, const Structure& s, 
     int below = mip.AddCol(0, 1, 0, true);
     int above = mip.AddCol(0, 1, 0, true);
     int xa = m.addr[ta][pa], xb = m.addr[tb][pb];
-    mip.AddRow({{below, 1}, {above, 1}}, -Mip::kInf(), 1);
+    mip.AddRow({{below, 1}, {above, 1}}, -Mip::Inf(), 1);
     for (const auto& [ga, gb] : conditions) {
       std::vector<std::pair<int, double>> terms = {{below, 1}, {above, 1}};
       if (ga >= 0) terms.push_back({ga, 1});
       if (gb >= 0) terms.push_back({gb, 1});
-      mip.AddRow(terms, 1, Mip::kInf());
+      mip.AddRow(terms, 1, Mip::Inf());
     }
     // below: xa + sa <= xb, relaxed by cap when below = 0; above symmetric.
-    mip.AddRow({{xa, 1}, {xb, -1}, {below, cap}}, -Mip::kInf(), cap - size[ta]);
-    mip.AddRow({{xb, 1}, {xa, -1}, {above, cap}}, -Mip::kInf(), cap - size[tb]);
+    mip.AddRow({{xa, 1}, {xb, -1}, {below, cap}}, -Mip::Inf(), cap - size[ta]);
+    mip.AddRow({{xb, 1}, {xa, -1}, {above, cap}}, -Mip::Inf(), cap - size[tb]);
     m.pair_vars.emplace_back(ta, pa, tb, pb, below, above);
   }
   return m;
@@ -581,7 +482,10 @@ void ReadKeep(const FixedModel& m, const std::vector<double>& x, std::vector<std
 }
 
 // Exact for the fixed order: (1) the capacity model gives a bound and a choice of residencies; if
-// first-fit places them, that is optimal. (2) Otherwise the address model, with the bound as a row.
+// first-fit or the exact placer places them inside the budget, that is optimal. (2) Otherwise the
+// capacity model with room left for fragmentation (a heuristic incumbent), then the address model with
+// the bound as a row. Every stage gets only what is left of `time_limit_s`; a spent budget skips the
+// remaining stages (reported as hit_limit).
 StatusOr<FixedResult> SolveFixed(const SpillProblem& p, const Structure& s, const std::vector<int>& order,
                                  const SpillSolution* warm, double time_limit_s, bool verbose) {
   Clock::time_point t0 = Clock::now();
@@ -590,75 +494,100 @@ StatusOr<FixedResult> SolveFixed(const SpillProblem& p, const Structure& s, cons
   Access acc = AccessesFor(p, s, order);
   if (warm != nullptr && warm->order != order) warm = nullptr;
   FixedResult fr;
+  auto left = [&]() { return time_limit_s - SecondsSince(t0); };
 
   SP_ASSIGN_OR_RETURN(FixedModel cm, BuildFixedModel(p, s, acc, steps, /*addresses=*/false, 0));
   std::vector<double> start;
   bool have_start = warm != nullptr && WarmStart(p, acc, cm, *warm, &start);
-  Mip::Result r1 = cm.mip.Solve(time_limit_s - SecondsSince(t0), have_start ? &start : nullptr, verbose);
+  // The capacity model is the bound: it gets most of the budget, but leaves some for placement.
+  milp::Result r1 = RunMip(cm.mip, 0.7 * left(), have_start ? &start : nullptr, verbose);
+  fr.hit_limit |= r1.hit_limit;
   fr.vars = cm.mip.num_cols();
   fr.rows = cm.mip.num_rows();
   double bound_units = std::max(0.0, std::ceil(r1.bound - 1e-6));
   std::vector<std::vector<bool>> keep;
   std::vector<std::vector<double>> address;
+  std::string place_note;
   if (r1.has_solution) {
     ReadKeep(cm, r1.x, &keep, &address);
-    auto placed = BuildSolution(p, s, acc, order, keep, nullptr);
+    PlaceInfo pi;
+    // The exact placer gets a bounded share of what is left; the repair stages need the rest.
+    const double exact_s = std::min(10.0, 0.4 * left());
+    auto placed = BuildSolution(p, s, acc, order, keep, nullptr, exact_s, &pi);
     if (placed.ok()) {
       fr.solution = std::move(placed).value();
       fr.optimal = r1.optimal;
+      fr.hit_limit |= r1.hit_limit;
       fr.lower_bound = r1.optimal ? fr.solution.noncompulsory_bytes
                                   : std::min<int64_t>(static_cast<int64_t>(bound_units) * unit,
                                                       fr.solution.noncompulsory_bytes);
       fr.seconds = SecondsSince(t0);
-      fr.status = std::string(r1.optimal ? "optimal" : "time limit") + " (capacity model placed first-fit)";
+      fr.status = std::string(r1.optimal ? "optimal" : "time limit") + " (capacity model placed by " + pi.how +
+                  (pi.how == "exact placer" ? Fmt(" in %.2f s", pi.seconds) : "") + ")";
       return fr;
+    }
+    if (exact_s > 0) {
+      place_note = std::string("; exact placer ") +
+                   (pi.proved_infeasible ? "proved the capacity optimum unplaceable"
+                                         : pi.hit_limit ? "hit its time limit" : "found no placement") +
+                   Fmt(" (%.2f s)", pi.seconds);
+      fr.hit_limit |= pi.hit_limit;
     }
   }
 
-  // The capacity optimum does not place: leave growing room for fragmentation until first-fit places
-  // the residencies (each success is a valid solution; the bound stays the capacity model's).
+  // The capacity optimum does not place: leave growing room for fragmentation until a placement of the
+  // residencies is found (each success is a valid solution; the bound stays the capacity model's).
   std::optional<SpillSolution> incumbent;
   if (warm != nullptr) incumbent = *warm;
   std::string how = "warm start";
   for (double slack : {0.005, 0.01, 0.02, 0.03, 0.05, 0.075, 0.1, 0.15, 0.2, 0.3, 0.45}) {
-    double left = time_limit_s - SecondsSince(t0);
-    if (left <= 0.05) break;
+    if (left() <= 0.05) {
+      fr.hit_limit = true;
+      break;
+    }
     SP_ASSIGN_OR_RETURN(FixedModel sm, BuildFixedModel(p, s, acc, steps, false, 0, 1.0 - slack));
-    Mip::Result rs = sm.mip.Solve(std::min(left, std::max(1.0, 0.1 * time_limit_s)), nullptr, verbose);
+    milp::Result rs = RunMip(sm.mip, std::min(left(), std::max(1.0, 0.1 * time_limit_s)), nullptr, verbose);
     if (!rs.has_solution) continue;
     ReadKeep(sm, rs.x, &keep, &address);
-    auto placed = BuildSolution(p, s, acc, order, keep, nullptr);
+    PlaceInfo pi;
+    auto placed = BuildSolution(p, s, acc, order, keep, nullptr, std::min(2.0, 0.1 * std::max(0.0, left())), &pi);
     if (!placed.ok()) continue;
     if (!incumbent || placed->noncompulsory_bytes < incumbent->noncompulsory_bytes) {
       incumbent = std::move(placed).value();
-      how = "capacity model with " + Fmt("%.0f%%", 100 * slack) + " fragmentation room, first-fit";
+      how = "capacity model with " + Fmt("%.1f%%", 100 * slack) + " fragmentation room, " + pi.how;
     }
     break;
   }
   const double incumbent_units =
-      incumbent ? static_cast<double>(incumbent->noncompulsory_bytes / unit) : Mip::kInf();
+      incumbent ? static_cast<double>(incumbent->noncompulsory_bytes / unit) : Mip::Inf();
   // The exact address model, when small enough and not already closed by the incumbent.
-  if (incumbent_units > bound_units && time_limit_s - SecondsSince(t0) > 0.05) {
-    SP_ASSIGN_OR_RETURN(FixedModel am, BuildFixedModel(p, s, acc, steps, /*addresses=*/true, bound_units));
-    if (am.mip.num_cols() <= kMaxAddressModelVars) {
-      have_start = incumbent && WarmStart(p, acc, am, *incumbent, &start);
-      fr.vars = am.mip.num_cols();
-      fr.rows = am.mip.num_rows();
-      Mip::Result r = am.mip.Solve(time_limit_s - SecondsSince(t0), have_start ? &start : nullptr, verbose);
-      if (r.has_solution) {
-        ReadKeep(am, r.x, &keep, &address);
-        auto sol = BuildSolution(p, s, acc, order, keep, &address);
-        if (sol.ok() && (!incumbent || sol->noncompulsory_bytes <= incumbent->noncompulsory_bytes)) {
-          incumbent = std::move(sol).value();
-          how = "address model";
-        }
-      }
-      bound_units = std::max(bound_units, std::ceil(r.bound - 1e-6));
-      if (r.optimal && incumbent && incumbent->noncompulsory_bytes / unit <= r.objective + 0.5) {
-        bound_units = std::max(bound_units, static_cast<double>(incumbent->noncompulsory_bytes / unit));
-      }
+  if (incumbent_units > bound_units) {
+    if (left() <= 0.05) {
+      fr.hit_limit = true;
+      how += " (no time left for the address model)";
     } else {
-      how += " (address model too large: " + std::to_string(am.mip.num_cols()) + " vars)";
+      SP_ASSIGN_OR_RETURN(FixedModel am, BuildFixedModel(p, s, acc, steps, /*addresses=*/true, bound_units));
+      if (am.mip.num_cols() <= kMaxAddressModelVars) {
+        have_start = incumbent && WarmStart(p, acc, am, *incumbent, &start);
+        fr.vars = am.mip.num_cols();
+        fr.rows = am.mip.num_rows();
+        milp::Result r = RunMip(am.mip, left(), have_start ? &start : nullptr, verbose);
+        fr.hit_limit |= r.hit_limit;
+        if (r.has_solution) {
+          ReadKeep(am, r.x, &keep, &address);
+          auto sol = BuildSolution(p, s, acc, order, keep, &address);
+          if (sol.ok() && (!incumbent || sol->noncompulsory_bytes <= incumbent->noncompulsory_bytes)) {
+            incumbent = std::move(sol).value();
+            how = "address model";
+          }
+        }
+        bound_units = std::max(bound_units, std::ceil(r.bound - 1e-6));
+        if (r.optimal && incumbent && incumbent->noncompulsory_bytes / unit <= r.objective + 0.5) {
+          bound_units = std::max(bound_units, static_cast<double>(incumbent->noncompulsory_bytes / unit));
+        }
+      } else {
+        how += " (address model too large: " + std::to_string(am.mip.num_cols()) + " vars)";
+      }
     }
   }
   if (!incumbent) {
@@ -669,7 +598,7 @@ StatusOr<FixedResult> SolveFixed(const SpillProblem& p, const Structure& s, cons
   fr.lower_bound = std::min(static_cast<int64_t>(bound_units) * unit, fr.solution.noncompulsory_bytes);
   fr.optimal = fr.solution.noncompulsory_bytes <= fr.lower_bound;
   fr.seconds = SecondsSince(t0);
-  fr.status = std::string(fr.optimal ? "optimal" : "gap") + " (" + how + ")";
+  fr.status = std::string(fr.optimal ? "optimal" : "gap") + " (" + how + ")" + place_note;
   return fr;
 }
 
@@ -685,6 +614,7 @@ struct JointResult {
   std::vector<int> order;
   int64_t lower_bound = 0;  // bytes, valid for every order and placement
   bool optimal = false;     // the relaxation was solved to optimality
+  bool hit_limit = false;   // the time limit stopped CBC
   int vars = 0, rows = 0;
   double seconds = 0;
 };
@@ -770,7 +700,7 @@ JointResult SolveJointRelaxation(const SpillProblem& p, const Structure& s, cons
       for (int t = asap[q]; t <= std::min(alap[q], alap[pr]); ++t) {
         std::vector<std::pair<int, double>> terms;
         double c = add_cum(q, t, 1, &terms) + add_cum(pr, t - 1, -1, &terms);
-        if (!terms.empty()) mip.AddRow(terms, -Mip::kInf(), -c);
+        if (!terms.empty()) mip.AddRow(terms, -Mip::Inf(), -c);
       }
     }
   }
@@ -809,13 +739,13 @@ JointResult SolveJointRelaxation(const SpillProblem& p, const Structure& s, cons
       if (k > 0) terms.push_back({rv[a][k - 1], -1});
       if (prod >= 0 && evar(prod, t) >= 0) terms.push_back({evar(prod, t), -1});
       if (lv[a][k] >= 0) terms.push_back({lv[a][k], -1});
-      mip.AddRow(terms, -Mip::kInf(), 0);
-      if (lv[a][k] >= 0 && sp[a] >= 0) mip.AddRow({{lv[a][k], 1}, {sp[a], -1}}, -Mip::kInf(), 0);
+      mip.AddRow(terms, -Mip::Inf(), 0);
+      if (lv[a][k] >= 0 && sp[a] >= 0) mip.AddRow({{lv[a][k], 1}, {sp[a], -1}}, -Mip::Inf(), 0);
       std::vector<int> users = s.consumers[a];
       if (prod >= 0) users.push_back(prod);
       for (int u : users) {
         int v = evar(u, t);
-        if (v >= 0) mip.AddRow({{rv[a][k], 1}, {v, -1}}, 0, Mip::kInf());
+        if (v >= 0) mip.AddRow({{rv[a][k], 1}, {v, -1}}, 0, Mip::Inf());
       }
       if (sz > 0) cap_terms[t].push_back({rv[a][k], sz});
     }
@@ -831,7 +761,7 @@ JointResult SolveJointRelaxation(const SpillProblem& p, const Structure& s, cons
       int next_l = lv[a][k + 1];
       int next_f = fv[k + 1];
       if (next_l < 0 && next_f < 0) continue;
-      fv[k] = mip.AddCol(0, Mip::kInf(), 0, false);
+      fv[k] = mip.AddCol(0, Mip::Inf(), 0, false);
       std::vector<std::pair<int, double>> terms = {{fv[k], 1}};
       if (next_l >= 0) terms.push_back({next_l, -1});
       if (next_f >= 0) terms.push_back({next_f, -1});
@@ -844,14 +774,14 @@ JointResult SolveJointRelaxation(const SpillProblem& p, const Structure& s, cons
         std::vector<std::pair<int, double>> terms = {{rv[a][k], 1}};
         if (fv[k] >= 0) terms.push_back({fv[k], 1});
         double c0 = add_cum(prod, t, -1, &terms) + add_cum(c, t, 1, &terms);
-        mip.AddRow(terms, -c0, Mip::kInf());
+        mip.AddRow(terms, -c0, Mip::Inf());
       }
     }
   }
   for (int t = 0; t < n; ++t) {
     double total = 0;
     for (const auto& [v, c] : cap_terms[t]) total += c;
-    if (total > cap) mip.AddRow(cap_terms[t], -Mip::kInf(), cap);
+    if (total > cap) mip.AddRow(cap_terms[t], -Mip::Inf(), cap);
   }
 
   // Warm start from a full solution.
@@ -902,7 +832,8 @@ JointResult SolveJointRelaxation(const SpillProblem& p, const Structure& s, cons
 
   jr.vars = mip.num_cols();
   jr.rows = mip.num_rows();
-  Mip::Result r = mip.Solve(time_limit_s - SecondsSince(t0), have_start ? &start : nullptr, verbose);
+  milp::Result r = RunMip(mip, time_limit_s - SecondsSince(t0), have_start ? &start : nullptr, verbose);
+  jr.hit_limit = r.hit_limit;
   double bound_units = r.bound + constant;
   jr.lower_bound = std::max<int64_t>(0, static_cast<int64_t>(std::ceil(bound_units - 1e-6))) * unit;
   jr.optimal = r.optimal;
@@ -1041,12 +972,15 @@ StatusOr<SpillSolution> SolveCosma(const SpillProblem& p, const CosmaOptions& o)
     consider(SolveBelady(p, ord));
     consider(SolveGreedy(p, ord));
   }
+  bool hit_limit = false;
   auto finish = [&](SpillSolution sol, bool optimal, int64_t lb, std::string detail) {
     sol.method = method;
     sol.proved_optimal = optimal;
     sol.lower_bound_bytes = optimal ? sol.noncompulsory_bytes : std::min(lb, sol.noncompulsory_bytes);
     sol.seconds = SecondsSince(t0);
-    sol.detail = std::move(detail) + ", " + Fmt("%.3f s", sol.seconds);
+    sol.hit_time_limit = hit_limit && !optimal;
+    sol.detail = std::move(detail) + ", " + Fmt("%.3f s", sol.seconds) +
+                 (sol.hit_time_limit ? Fmt(", time limit hit (%.1f s)", o.time_limit_s) : "");
     return sol;
   };
   if (best && best->noncompulsory_bytes == 0) {
@@ -1059,6 +993,7 @@ StatusOr<SpillSolution> SolveCosma(const SpillProblem& p, const CosmaOptions& o)
       if (!best) return fr.status();
       return finish(*best, false, 0, "cbc failed (" + fr.status().message() + "); warm start " + best->method);
     }
+    hit_limit = fr->hit_limit;
     SpillSolution sol = fr->solution;
     if (best && best->noncompulsory_bytes < sol.noncompulsory_bytes) sol = *best;  // cannot happen when optimal
     std::string detail = "cbc " + fr->status + ", " + std::to_string(fr->vars) + " vars, " +
@@ -1082,23 +1017,36 @@ StatusOr<SpillSolution> SolveCosma(const SpillProblem& p, const CosmaOptions& o)
     if (b.ok()) warm = *b;
     if (g.ok() && (!warm || g->noncompulsory_bytes < warm->noncompulsory_bytes)) warm = *g;
     if (winner && winner->order == ord) warm = *winner;
+    if (limit <= 0.05) {
+      hit_limit = true;
+      detail += "; placement skipped (time limit)";
+      return;
+    }
     auto fr = SolveFixed(p, s, ord, warm ? &*warm : nullptr, limit, o.verbose);
     ++placed;
     if (!fr.ok()) return;
+    hit_limit |= fr->hit_limit;
     detail += "; placement " + std::to_string(placed) + ": cbc " + fr->status + ", " + std::to_string(fr->vars) +
               " vars, " + std::to_string(fr->rows) + " rows, " + Fmt("%.2f s", fr->seconds);
     if (!winner || fr->solution.noncompulsory_bytes < winner->noncompulsory_bytes) winner = fr->solution;
   };
   for (const auto& ord : orders) {
     if (winner && winner->noncompulsory_bytes == 0) break;
-    place(ord, 0.1 * o.time_limit_s);
+    place(ord, std::min(0.1 * o.time_limit_s, o.time_limit_s - SecondsSince(t0)));
   }
   JointResult jr;
   if (winner && winner->noncompulsory_bytes == 0) {
     jr.skipped = "no joint bound needed";
   } else {
-    jr = SolveJointRelaxation(p, s, winner ? &*winner : nullptr,
-                              std::max(0.1 * o.time_limit_s, 0.6 * o.time_limit_s - SecondsSince(t0)), o.verbose);
+    const double jl = std::min(o.time_limit_s - SecondsSince(t0),
+                               std::max(0.1 * o.time_limit_s, 0.6 * o.time_limit_s - SecondsSince(t0)));
+    if (jl > 0.05) {
+      jr = SolveJointRelaxation(p, s, winner ? &*winner : nullptr, jl, o.verbose);
+      hit_limit |= jr.hit_limit;
+    } else {
+      jr.skipped = "joint ILP skipped: time limit";
+      hit_limit = true;
+    }
   }
   detail = (!jr.skipped.empty() ? jr.skipped
                                 : "joint bound: cbc " + std::string(jr.optimal ? "optimal" : "time limit") + ", " +
@@ -1107,8 +1055,7 @@ StatusOr<SpillSolution> SolveCosma(const SpillProblem& p, const CosmaOptions& o)
            detail;
   if (jr.has_order && std::find(orders.begin(), orders.end(), jr.order) == orders.end() &&
       (!winner || winner->noncompulsory_bytes > jr.lower_bound)) {
-    // Each placement gets at least a share of the limit even when the bound used it up.
-    place(jr.order, std::max(o.time_limit_s - SecondsSince(t0), 0.1 * o.time_limit_s));
+    place(jr.order, o.time_limit_s - SecondsSince(t0));
   }
   if (!winner) return InternalError("cosma: no solution found (no warm start and CBC failed)");
   bool optimal = winner->noncompulsory_bytes <= jr.lower_bound;

@@ -8,9 +8,11 @@
 //     any valid solution shrinks to residencies that start and end at accesses without changing its
 //     moves, and a spill can always be issued right after production. Solved in stages:
 //       1. capacity model (bytes resident per step <= budget): its optimum is a lower bound; if a
-//          first-fit placement of the chosen residencies succeeds, that is the optimum;
-//       2. otherwise the capacity model with 0.5%..45% room left for fragmentation, first-fit, as a
-//          heuristic incumbent;
+//          first-fit placement of the chosen residencies succeeds, or else the exact placer of
+//          placement/optimal.h (PlaceBestOf, up to min(10 s, 40% of what is left)) places them inside
+//          the budget, that is the optimum;
+//       2. otherwise the capacity model with 0.5%..45% room left for fragmentation, placed by first-fit
+//          or the exact placer (up to 2 s), as a heuristic incumbent;
 //       3. COSMA's address model (one address per residency, above/below binaries only for pieces that
 //          can be resident in the same step = tensor-overlap analysis for a fixed order, big-M = budget,
 //          the stage-1 bound as a row), warm-started from the incumbent, when it has <= 6000 variables.
@@ -36,8 +38,11 @@ namespace sramplan::spill {
 struct CosmaOptions {
   std::vector<int> fixed_order;               // empty: joint mode; else COSMA's fixed-schedule mode
   std::vector<std::vector<int>> warm_orders;  // extra orders to build warm starts from (joint mode)
-  double time_limit_s = 60;                   // wall clock for all CBC runs (approximate: CBC checks it
-                                              // between nodes, and a last placement gets >= 10%)
+  double time_limit_s = 60;                   // wall clock for all stages: each CBC run and placement gets
+                                              // only what is left, stages are skipped once it is spent,
+                                              // and CBC is stopped at its next event after the deadline
+                                              // (overrun: one cut pass or heuristic call). A solution cut
+                                              // short says so in hit_time_limit and its detail.
   bool verbose = false;                       // CBC's log to stdout
 };
 

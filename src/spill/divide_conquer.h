@@ -8,6 +8,15 @@
 // boundary activation's store becomes a spill and its load in a later part a reload, so the stitched
 // solution passes CheckSolution and pays for every boundary crossing.
 //
+// Pinning: a tensor accessed in several parts may instead stay resident from its production (or a
+// load at the start of its first part) to the end of its last part, at a fixed offset at the top of
+// the budget; it leaves the parts' problems, and every part it spans gets the budget minus the pinned
+// bytes above it. Pins are chosen greedily (bytes of boundary traffic saved per byte and part
+// reserved), first so that every spanned part still runs without traffic (its live peak fits), then
+// so that it stays solvable (its largest op fits). Plain stitching is solved first (with half the time
+// limit when pins are possible) and the pinned variants replace it only when they are cheaper, so
+// pinning is never worse than plain stitching; the lower bound is plain stitching's.
+//
 // Lower bound: the sum of the parts' lower bounds. Restricting any solution that runs the parts as the
 // same contiguous blocks of steps (for a fixed base order: any solution for that order) to one part
 // gives a feasible solution of that part's problem costing at most what it pays in the part's steps,

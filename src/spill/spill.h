@@ -74,6 +74,8 @@ struct SpillSolution {
   bool proved_optimal = false;         // noncompulsory_bytes is minimal for the problem (and order, if fixed)
   int64_t lower_bound_bytes = 0;       // proved lower bound on noncompulsory bytes
   double seconds = 0;
+  bool hit_time_limit = false;         // the time limit stopped (or skipped) a solver stage; the detail
+                                       // then says "time limit hit"
   std::string detail;                  // solver status, sizes, gap, ...
 };
 

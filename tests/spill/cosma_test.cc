@@ -160,6 +160,42 @@ TEST(CosmaTest, WeightIsReloadedNotSpilled) {
   for (const Move& m : s->moves) EXPECT_NE(m.kind, MoveKind::kSpill);
 }
 
+// Fragmentation that first-fit cannot avoid but the exact placer can. x(in,1): A -> t0(1), B -> t1(4);
+// C: t0 -> t2(2); D: t1, t2 -> t3(3); E: t0, t3 -> y(out,5). Live bytes per step 2, 6, 7, 10, 9: the
+// budget 10 is the live peak, so the capacity model keeps everything (0 B). At step 3 t0, t1, t2, t3
+// fill all 10 bytes, and y needs 5 contiguous bytes beside t0 and t3 at step 4, so t0 and t3 must sit
+// next to each other at one end (e.g. t1 [0,4), t2 [4,6), t3 [6,9), t0 [9,10), y [0,5), x [4,5)).
+// First-fit by size puts y and t1 at 0, t3 at 5, t2 at 8, and finds no byte left for t0; Belady and
+// greedy on a linear allocator pay 14 B. The exact placer places the capacity optimum: 0 B, proved.
+TEST(CosmaTest, ExactPlacerPlacesTheCapacityOptimumFirstFitCannot) {
+  SpillProblem p;
+  int x = AddTensor(&p, "x", 1, /*input=*/true);
+  int t0 = AddTensor(&p, "t0", 1);
+  int t1 = AddTensor(&p, "t1", 4);
+  int t2 = AddTensor(&p, "t2", 2);
+  int t3 = AddTensor(&p, "t3", 3);
+  int y = AddTensor(&p, "y", 5, false, false, /*output=*/true);
+  AddOp(&p, "A", {x}, {t0});
+  AddOp(&p, "B", {x}, {t1});
+  AddOp(&p, "C", {t0}, {t2});
+  AddOp(&p, "D", {t1, t2}, {t3});
+  AddOp(&p, "E", {t0, t3}, {y});
+  p.budget = 10;
+  auto b = SolveBelady(p, ModelOrder(p));
+  ASSERT_TRUE(b.ok());
+  EXPECT_GT(b->noncompulsory_bytes, 0);
+  CosmaOptions o;
+  o.fixed_order = ModelOrder(p);
+  o.time_limit_s = 20;
+  auto s = SolveCosma(p, o);
+  ASSERT_TRUE(s.ok()) << s.status().message();
+  ASSERT_TRUE(CheckSolution(p, *s).ok()) << CheckSolution(p, *s).message();
+  EXPECT_EQ(s->noncompulsory_bytes, 0) << s->detail;
+  EXPECT_TRUE(s->proved_optimal);
+  EXPECT_FALSE(s->hit_time_limit);
+  EXPECT_NE(s->detail.find("placed by exact placer"), std::string::npos) << s->detail;
+}
+
 TEST(CosmaTest, BudgetBelowMinBudgetIsOutOfMemory) {
   SpillProblem p = OneSpillChain();
   p.budget = 29;

@@ -78,8 +78,11 @@ TEST(DivideAndConquerTest, ChainCutPaysForTheBoundaryTensor) {
   EXPECT_TRUE(whole->proved_optimal);
 }
 
-// A weight read in two parts: its first load is compulsory, the copy in the second part a reload.
-TEST(DivideAndConquerTest, WeightUsedInTwoPartsIsReloadedOnce) {
+// A weight read in two parts, and an activation crossing the cut. With room for both, D&C pins them:
+// each stays resident across the cut (one residency, no reload), so nothing non-compulsory is paid.
+// With budget 25 = M_min only the weight can be pinned (5 B off each part's budget leaves 20 B, what
+// A and D need without it): b is spilled and reloaded (20 B) instead of 25 B for plain stitching.
+TEST(DivideAndConquerTest, BoundaryTensorsArePinnedWhenTheBudgetAllows) {
   SpillProblem p;
   int x = AddTensor(&p, "x", 10, true);
   int w = AddTensor(&p, "w", 5, false, true);
@@ -97,9 +100,28 @@ TEST(DivideAndConquerTest, WeightUsedInTwoPartsIsReloadedOnce) {
   auto s = SolveDivideAndConquer(p, o);
   ASSERT_TRUE(s.ok()) << s.status().message();
   ASSERT_TRUE(CheckSolution(p, *s).ok()) << CheckSolution(p, *s).message();
-  // b: spill 10 + reload 10; w: reload 5.
-  EXPECT_EQ(s->noncompulsory_bytes, 25);
-  EXPECT_EQ(s->compulsory_bytes, 10 + 5 + 10);
+  EXPECT_EQ(s->noncompulsory_bytes, 0) << s->detail;
+  EXPECT_EQ(s->compulsory_bytes, 10 + 5 + 10);  // load x, load w, store y
+  EXPECT_TRUE(s->proved_optimal);
+  EXPECT_NE(s->detail.find("pinned"), std::string::npos) << s->detail;
+  int w_pieces = 0;
+  for (const Residency& r : s->residencies) {
+    if (r.tensor == w) {
+      ++w_pieces;
+      EXPECT_EQ(r.first_step, 0);
+      EXPECT_EQ(r.last_step, 3);
+    }
+  }
+  EXPECT_EQ(w_pieces, 1);
+
+  p.budget = 25;
+  s = SolveDivideAndConquer(p, o);
+  ASSERT_TRUE(s.ok()) << s.status().message();
+  ASSERT_TRUE(CheckSolution(p, *s).ok()) << CheckSolution(p, *s).message();
+  EXPECT_EQ(s->noncompulsory_bytes, 20) << s->detail;  // b: spill 10 + reload 10; w stays
+  for (const Move& m : s->moves) {
+    if (m.kind == MoveKind::kSpill || m.kind == MoveKind::kReload) EXPECT_EQ(m.tensor, b);
+  }
 }
 
 TEST(DivideAndConquerTest, BudgetBelowMinBudgetIsOutOfMemory) {
