@@ -45,4 +45,25 @@ inline const char* kBottleneckGraph = R"({
   ]
 })";
 
+// A linear network where every step is tight: x[1,20,20,16] -> `convs` 3x3 convolutions (pad 1,
+// 16 -> 16) -> y. Each step needs its input and output overlapped by the segment shift of 336 bytes
+// (6736 B), and a linear arena drifts down by 336 bytes per layer; a circular pool does not.
+inline std::string ConvChainGraph(int convs) {
+  std::string t = R"({"format": "sramplan-graph", "version": 1, "name": "conv_chain", "layout": "NHWC", "dtype": "int8",
+    "tensors": [{"name": "x", "shape": [1, 20, 20, 16], "kind": "input"})";
+  std::string o;
+  for (int i = 0; i < convs; ++i) {
+    const std::string in = i == 0 ? "x" : "a" + std::to_string(i - 1);
+    const std::string out = i + 1 == convs ? "y" : "a" + std::to_string(i);
+    const std::string w = "w" + std::to_string(i);
+    t += R"(, {"name": ")" + w + R"(", "shape": [16, 3, 3, 16], "kind": "constant"})";
+    t += R"(, {"name": ")" + out + R"(", "shape": [1, 20, 20, 16], "kind": ")" +
+         (i + 1 == convs ? "output" : "activation") + R"("})";
+    o += std::string(i == 0 ? "" : ", ") + R"({"name": "c)" + std::to_string(i) + R"(", "type": "Conv", "inputs": [")" +
+         in + R"(", ")" + w + R"("], "outputs": [")" + out +
+         R"("], "attrs": {"kernel_shape": [3, 3], "strides": [1, 1], "pads": [1, 1, 1, 1], "group": 1}})";
+  }
+  return t + "], \"ops\": [" + o + "]}";
+}
+
 }  // namespace sramplan::testing

@@ -251,6 +251,7 @@ class Emitter {
   // Where a tensor's bytes are at a step: in the arena at `offset`, or a const array in flash.
   struct Loc {
     bool arena = false;
+    bool wraps = false;  // runs past the end of the arena's circular pool (segment kernels only)
     int64_t offset = 0;
     ir::TensorId tensor;  // flash: the tensor whose const array holds the bytes
   };
@@ -258,7 +259,8 @@ class Emitter {
   Status Index();
   StatusOr<const plan::Buffer*> Buffer(const std::string& tensor, int step,
                                        const std::string& what);
-  StatusOr<Loc> Locate(ir::TensorId t, int step, const std::string& what);
+  // allow_wrap: the caller addresses a buffer that wraps around the circular pool modulo the pool.
+  StatusOr<Loc> Locate(ir::TensorId t, int step, const std::string& what, bool allow_wrap = false);
   Status EmitStep(int s, const plan::StepOp& so);
   bool IsSegmentStep(int s);
   Status EmitSegmentStep(int s);
@@ -343,7 +345,8 @@ StatusOr<const plan::Buffer*> Emitter::Buffer(const std::string& tensor, int ste
   return hit;
 }
 
-StatusOr<Emitter::Loc> Emitter::Locate(ir::TensorId id, int step, const std::string& what) {
+StatusOr<Emitter::Loc> Emitter::Locate(ir::TensorId id, int step, const std::string& what,
+                                       bool allow_wrap) {
   const ir::Tensor& t = g_.tensor(id);
   SP_ASSIGN_OR_RETURN(const plan::Buffer* b, Buffer(t.name, step, what));
   if (t.Bytes() > b->bytes)
@@ -354,6 +357,11 @@ StatusOr<Emitter::Loc> Emitter::Locate(ir::TensorId id, int step, const std::str
   if (b->level == arena_level_->name) {
     loc.arena = true;
     loc.offset = b->offset;
+    loc.wraps = plan::Wraps(p_, *b);
+    if (loc.wraps && !allow_wrap)
+      return InvalidArgument("step " + std::to_string(step) + " " + what + ": tensor '" + t.name +
+                             "' wraps around the circular pool; only the segment-aware kernels address it "
+                             "modulo the pool");
     return loc;
   }
   std::optional<ir::TensorId> root = g_.FindTensor(b->tensor);
@@ -619,22 +627,11 @@ Status Emitter::EmitStep(int s, const plan::StepOp& so) {
   return Status::Ok();
 }
 
-// vMCU steps, decided as the arena executor decides them (exec/executor.cc): a fused inverted
-// bottleneck (Conv 1x1, DepthwiseConv, Conv 1x1 [, Add]) or a single op whose output buffer
-// overlaps its input at segment level runs one segment-aware kernel (sramplan_rt_seg.h) on the
-// arena as the circular pool.
-bool Emitter::IsSegmentStep(int s) {
-  const auto& sops = p_.steps[s].ops;
-  if (sops.size() == 3 || sops.size() == 4)
-    return sops[0].type == "Conv" && sops[1].type == "DepthwiseConv" && sops[2].type == "Conv" &&
-           (sops.size() == 3 || sops[3].type == "Add");
-  if (sops.size() != 1 || sops[0].outputs.empty()) return false;
-  auto b = Buffer(sops[0].outputs[0], s, "");
-  if (!b.ok()) return false;
-  for (const plan::Overlap& o : b.value()->overlaps)
-    if (o.reason == "segment-overlap") return true;
-  return false;
-}
+// vMCU steps, decided as the arena executor decides them (plan::IsSegmentStep): a fused inverted
+// bottleneck (Conv, DepthwiseConv, Conv 1x1 [, Add]) or a single op whose output buffer overlaps
+// its input at segment level runs one segment-aware kernel (sramplan_rt_seg.h) on the arena as the
+// circular pool.
+bool Emitter::IsSegmentStep(int s) { return plan::IsSegmentStep(p_, s); }
 
 // The brace initializer of a sp_seg_layer_s8_t for `l` (its weights, bias and requantisation
 // arrays become const arrays in flash).
@@ -677,7 +674,7 @@ Status Emitter::EmitSegmentStep(int s) {
         ins[i].push_back(nullptr);
         continue;
       }
-      SP_ASSIGN_OR_RETURN(Loc l, Locate(id, s, what));
+      SP_ASSIGN_OR_RETURN(Loc l, Locate(id, s, what, true));
       const ir::Tensor& t = g_.tensor(id);
       ins[i].push_back(!l.arena && t.kind == ir::TensorKind::kConstant
                            ? q_.data.values[t.id.value()].data()
@@ -685,7 +682,7 @@ Status Emitter::EmitSegmentStep(int s) {
     }
     for (ir::TensorId id : op.outputs) {
       if (inside(id)) continue;
-      SP_ASSIGN_OR_RETURN(Loc l, Locate(id, s, what));
+      SP_ASSIGN_OR_RETURN(Loc l, Locate(id, s, what, true));
       if (!l.arena)
         return Unsupported(where + " " + what + " writes '" + g_.tensor(id).name +
                            "' outside the arena level");
@@ -1238,17 +1235,26 @@ StatusOr<Firmware> Emitter::Run() {
         for (const auto& so : p_.steps[s].ops)
           if (so.name == g_.op(c).name) first_use = std::min(first_use, s);
     if (first_use == n) continue;
-    SP_ASSIGN_OR_RETURN(Loc loc, Locate(t.id, first_use, "(initial data)"));
+    SP_ASSIGN_OR_RETURN(Loc loc, Locate(t.id, first_use, "(initial data)", true));
     CType ct;
     if (!TensorCType(t.dtype, &ct))
       return Unsupported(std::string("tensor '") + t.name + "' has element type " +
                          ir::DataTypeName(t.dtype) + ", which int8 firmware cannot hold");
     if (t.kind == ir::TensorKind::kInput) fw_.input_bytes += t.Bytes();
     if (!loc.arena) continue;
+    const std::string what = std::string(t.kind == ir::TensorKind::kInput ? "input '" : "constant '") +
+                             Comment(t.name) + "'";
+    const int64_t pool_bytes = arena_level_->used_bytes;
+    if (loc.wraps) {  // the first segment step reads it modulo the circular pool
+      const int64_t head = pool_bytes - loc.offset;
+      init += "  memcpy(sramplan_arena + " + std::to_string(loc.offset) + ", " + TensorArray(t.id) + ", " +
+              std::to_string(head) + "); /* " + what + ", up to the pool's end */\n";
+      init += "  memcpy(sramplan_arena, (const int8_t*)" + TensorArray(t.id) + " + " + std::to_string(head) + ", " +
+              std::to_string(t.Bytes() - head) + "); /* " + what + ", wrapped to the pool's start */\n";
+      continue;
+    }
     init += "  memcpy(sramplan_arena + " + std::to_string(loc.offset) + ", " + TensorArray(t.id) +
-            ", " + std::to_string(t.Bytes()) + "); /* " +
-            (t.kind == ir::TensorKind::kInput ? "input '" : "constant '") + Comment(t.name) +
-            "' */\n";
+            ", " + std::to_string(t.Bytes()) + "); /* " + what + " */\n";
   }
   if (!init.empty())
     run_ += "  /* The application writes the input into the arena before step 0. */\n" + init;

@@ -193,7 +193,8 @@ void FinishLevelMetrics(const std::string& arena_level, int64_t lower_bound, pla
   plan::Metrics& m = p->metrics;
   for (auto& l : p->levels)
     for (const auto& b : p->buffers)
-      if (b.level == l.name) l.used_bytes = std::max(l.used_bytes, b.offset + b.bytes);
+      if (b.level == l.name)
+        for (const auto& [lo, hi] : plan::BufferPieces(*p, b)) l.used_bytes = std::max(l.used_bytes, hi);
   m.fits = true;
   for (const auto& l : p->levels) {
     m.peak_bytes[l.name] = l.used_bytes;

@@ -46,6 +46,11 @@ struct PlanOptions {
   bool with_weights = false;  // weights also compete for the budget (loaded from DRAM, COSMA's second setting)
   double time_limit_s = 60;   // for the ILP strategies
   SolverReport* report = nullptr;  // filled in by budget strategies when set
+  // vmcu: bytes per segment (the unit of every overlap shift and FC output chunk); 0: the paper's
+  // rule (FC min of input and output row; Conv2D and bottleneck min(C_in, C_out)).
+  int64_t segment_bytes = 0;
+  // vmcu: allow a circular segment pool (tensors of an overlap chain wrap around the arena's end).
+  bool circular_pool = true;
 };
 
 // Plans `g` (already converted to the planning dtype) on target `t` with `strategy`. The returned

@@ -70,7 +70,7 @@ std::vector<int64_t> Ints(const ir::Op& op, const char* name, std::vector<int64_
 }
 
 // Kernel of a single Conv (NHWC, dilation 1) or FC at segment granularity; false if unsupported.
-bool SingleOpKernel(const ir::Graph& g, const ir::Op& op, StepInfo* si) {
+bool SingleOpKernel(const ir::Graph& g, const ir::Op& op, int64_t seg, StepInfo* si) {
   if (g.layout != ir::Layout::kNHWC) return false;
   if (op.type == "Conv") {
     const auto& x = g.tensor(op.inputs[0]).shape;
@@ -84,7 +84,7 @@ bool SingleOpKernel(const ir::Graph& g, const ir::Op& op, StepInfo* si) {
     if (k.size() != 2 || st.size() != 2 || pads.size() != 4 || dil != std::vector<int64_t>{1, 1}) return false;
     StatusOr<segment::AffineKernel> kern = InvalidArgument("");
     if (group == 1 && k == std::vector<int64_t>{1, 1} && st == std::vector<int64_t>{1, 1} && pads == std::vector<int64_t>{0, 0, 0, 0}) {
-      kern = segment::PointwiseConvKernel(x[1], x[2], x[3], y[3]);
+      kern = segment::PointwiseConvKernel(x[1], x[2], x[3], y[3], seg);
       si->workspace = std::min(x[3], y[3]);  // one pixel (input or output) buffered
     } else if (group == 1 || (group == x[3] && y[3] == x[3])) {
       segment::Conv2DParams cp;
@@ -100,7 +100,8 @@ bool SingleOpKernel(const ir::Graph& g, const ir::Op& op, StepInfo* si) {
       cp.pad_left = pads[1];
       cp.pad_bottom = pads[2];
       cp.pad_right = pads[3];
-      kern = group == 1 ? segment::Conv2DKernel(cp) : segment::DepthwiseConvKernel(x[1], x[2], x[3], k[0], k[1], st[0], pads[0]);
+      cp.segment_bytes = seg;
+      kern = group == 1 ? segment::Conv2DKernel(cp) : segment::DepthwiseConvKernel(x[1], x[2], x[3], k[0], k[1], st[0], pads[0], seg);
       if (group != 1 && (k[0] != k[1] || st[0] != st[1] || pads[0] != pads[1] || pads[0] != pads[2] || pads[0] != pads[3]))
         return false;
       si->workspace = y[3];  // one output pixel buffered
@@ -116,7 +117,7 @@ bool SingleOpKernel(const ir::Graph& g, const ir::Op& op, StepInfo* si) {
     const auto& x = g.tensor(op.inputs[0]).shape;
     const auto& y = g.tensor(op.outputs[0]).shape;
     if (x.size() != 2 || y.size() != 2 || op.attrs.GetInt("transA", 0) != 0) return false;
-    auto kern = segment::FullyConnectedKernel(x[0], x[1], y[1]);
+    auto kern = segment::FullyConnectedKernel(x[0], x[1], y[1], seg);
     if (!kern.ok()) return false;
     si->kernel = *kern;
     si->kind = "fc";
@@ -129,6 +130,9 @@ bool SingleOpKernel(const ir::Graph& g, const ir::Op& op, StepInfo* si) {
 }  // namespace
 
 StatusOr<plan::Plan> RunVmcuStrategy(const ir::Graph& g, const target::Target& t, const PlanOptions& options) {
+  if (options.segment_bytes < 0 || options.segment_bytes > (int64_t{1} << 24))
+    return InvalidArgument("--segment-bytes " + std::to_string(options.segment_bytes) +
+                           " is out of range; give 1 to 16777216 bytes, or 0 for the paper's rule");
   std::string schedule_note;
   SP_ASSIGN_OR_RETURN(analysis::Schedule sched, ChooseSchedule(g, options, &schedule_note));
   const int nops = static_cast<int>(sched.size());
@@ -162,6 +166,7 @@ StatusOr<plan::Plan> RunVmcuStrategy(const ir::Graph& g, const target::Target& t
           bp.r = bp.s = k[0];
           bp.stride2 = st[0];
           bp.residual = false;
+          bp.segment_bytes = options.segment_bytes;
           {
             auto ek = Ints(a, "kernel_shape", {1, 1});
             auto ep = Ints(a, "pads", {0, 0, 0, 0});
@@ -206,7 +211,7 @@ StatusOr<plan::Plan> RunVmcuStrategy(const ir::Graph& g, const target::Target& t
       si = StepInfo{};
       si.ops = {a.id};
       if (!a.outputs.empty()) si.out = a.outputs[0];
-      if (!a.inputs.empty() && SingleOpKernel(g, a, &si)) si.in = a.inputs[0];
+      if (!a.inputs.empty() && SingleOpKernel(g, a, options.segment_bytes, &si)) si.in = a.inputs[0];
     }
     i += static_cast<int>(si.ops.size());
     steps.push_back(std::move(si));
@@ -420,11 +425,84 @@ StatusOr<plan::Plan> RunVmcuStrategy(const ir::Graph& g, const target::Target& t
     return best;
   };
   Layout best = search();
+  // 3a. Circular segment pool (vMCU Sec. 5): a chain of overlaps drifts down by the sum of its
+  // shifts; when every step of the chain is tight, breaking it does not help and the linear layout
+  // stays above the lower bound. Then the chain (the largest overlap class, every overlap taken) is
+  // laid out modulo a pool of P bytes, the whole arena: member k at (c + rel_k) mod P, a member
+  // running past P continuing at 0 (split into two fixed pieces for the placer), and the other
+  // buffers placed around it. Only members touched by segment steps alone (as their pool input or
+  // output) may wrap; the smallest P from the lower bound up that places wins.
+  int64_t pool_bytes = 0;
+  const int64_t align = std::max<int64_t>(t.alignment, 1);
+  {
+    const int64_t linear = best.placed.placement.arena_bytes;
+    Layout L0 = build(kNoCap, 0);
+    const int64_t lb = AlignUp(lower_bound_of(L0), align);
+    std::vector<bool> seg_step(n, false);
+    for (const auto& d : L0.declared)
+      if (d.reason == "segment-overlap") seg_step[bufs[d.out].first] = true;
+    for (int s = 0; s < n; ++s)
+      if (steps[s].kind == "bottleneck") seg_step[s] = true;
+    auto may_wrap = [&](size_t k) {
+      const ir::Tensor& ten = g.tensor(bufs[k].tensor);
+      if (ten.kind != ir::TensorKind::kActivation && ten.kind != ir::TensorKind::kInput) return false;
+      if (ten.producer.valid()) {
+        const int s = step_of_op[ten.producer.value()];
+        if (!seg_step[s] || steps[s].out != ten.id) return false;
+      }
+      for (ir::OpId c : ten.consumers) {
+        const int s = step_of_op[c.value()];
+        if (!seg_step[s] || steps[s].in != ten.id) return false;
+      }
+      return true;
+    };
+    bool any_member = false;
+    for (size_t k = 0; k < bufs.size(); ++k) any_member = any_member || L0.member_req[k] >= 0;
+    const int64_t stride = std::max(align, AlignUp(std::max<int64_t>((linear - lb) / 8, 1), align));
+    bool done = false;
+    for (int64_t P = lb; options.circular_pool && any_member && !done && P < linear; P += stride)
+      for (int64_t quarter = 0; quarter < 4 && !done; ++quarter) {
+        const int64_t c = AlignUp(P * quarter / 4, align) % P;
+        std::vector<placement::BufferRequest> req = L0.requests, tails;
+        bool ok = true;
+        for (size_t k = 0; k < bufs.size() && ok; ++k) {
+          if (L0.member_req[k] < 0) continue;
+          placement::BufferRequest& r = req[L0.member_req[k]];
+          const int64_t off = (c + L0.rel[k]) % P;
+          r.fixed_offset = off;
+          if (off + r.bytes <= P) continue;
+          if (!may_wrap(k) || r.bytes > P) {
+            ok = false;
+            break;
+          }
+          placement::BufferRequest tail = r;
+          tail.fixed_offset = 0;
+          tail.bytes = off + r.bytes - P;
+          r.bytes = P - off;
+          tails.push_back(tail);
+        }
+        if (!ok) continue;
+        for (auto& tail : tails) {
+          tail.id = static_cast<int>(req.size());
+          req.push_back(tail);
+        }
+        placement::OptimalOptions po;
+        po.time_limit_s = 30;
+        po.node_limit = 20000;
+        placement::OptimalResult placed = placement::PlaceBestOf(req, po);
+        if (placed.placement.arena_bytes > P) continue;
+        L0.requests = std::move(req);
+        L0.placed = std::move(placed);
+        best = std::move(L0);
+        pool_bytes = P;
+        done = true;
+      }
+  }
   // 3b. Faster fused kernels where memory allows: the row cache (R rows of the expanded plane,
   // every plane pixel expanded once) instead of the R*S-slot column cache (pixels re-expanded for
   // each output row), on the fused steps whose larger workspace keeps the arena as it is.
   std::vector<bool> row_cache(n, false);
-  {
+  if (pool_bytes == 0) {
     const int64_t arena = best.placed.placement.arena_bytes;
     // Per step: live bytes of the chosen layout without workspaces.
     std::vector<int64_t> live(std::max(n, 1), 0);
@@ -514,6 +592,13 @@ StatusOr<plan::Plan> RunVmcuStrategy(const ir::Graph& g, const target::Target& t
   for (auto& l : p.levels) {
     if (l.name == arena.name) l.lower_bound_bytes = lower_bound;
     if (l.name == wlevel.name && wlevel.name != arena.name) l.lower_bound_bytes = weight_bytes;
+  }
+  if (pool_bytes > 0) {
+    // The pool is the whole arena; declared only when a buffer actually wraps.
+    p.pools.push_back({arena.name, pool_bytes, std::max<int64_t>(steps[0].kernel.segment_bytes, 1)});
+    bool wraps = false;
+    for (const auto& b : p.buffers) wraps = wraps || plan::Wraps(p, b);
+    if (!wraps) p.pools.clear();
   }
   FinishLevelMetrics(arena.name, lower_bound, &p);
   AddOpAccesses(g, sched, arena, wlevel,

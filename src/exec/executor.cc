@@ -69,7 +69,9 @@ StatusOr<ExecResult> RunArena(const ir::Graph& g, const plan::Plan& p, const Mod
   for (const auto& b : p.buffers) {
     auto it = mem.find(b.level);
     if (it == mem.end()) return Mismatch("buffer of '" + b.tensor + "' names unknown level '" + b.level + "'");
-    if (b.offset < 0 || b.bytes < 0 || b.offset + b.bytes > static_cast<int64_t>(it->second.size()))
+    int64_t end = 0;  // a buffer that wraps around the level's circular pool ends at the pool's end
+    for (const auto& [lo, hi] : plan::BufferPieces(p, b)) end = std::max(end, hi);
+    if (b.offset < 0 || b.bytes < 0 || end > static_cast<int64_t>(it->second.size()))
       return Mismatch("buffer of '" + b.tensor + "' [" + std::to_string(b.offset) + ", " +
                       std::to_string(b.offset + b.bytes) + ") lies outside level '" + b.level + "' of " +
                       std::to_string(it->second.size()) + " bytes");
@@ -86,8 +88,11 @@ StatusOr<ExecResult> RunArena(const ir::Graph& g, const plan::Plan& p, const Mod
     }
     return cur;
   };
-  // The buffer holding `tensor` at step s, checked to cover the tensor's bytes.
-  auto locate = [&](const ir::Tensor& t, int s, const std::string& opname, bool* off) -> StatusOr<uint8_t*> {
+  // The buffer holding `tensor` at step s, checked to cover the tensor's bytes. A buffer that wraps
+  // around its level's circular pool is contiguous only to the segment kernels (allow_wrap: the
+  // caller addresses it modulo the pool; the returned pointer is then only its start).
+  auto locate_buffer = [&](const ir::Tensor& t, int s, const std::string& opname, bool allow_wrap,
+                           bool* off) -> StatusOr<const plan::Buffer*> {
     std::string root = root_of(t.name);
     auto it = buffers.find(root);
     // An op reads the on-chip copy when there is one (a reloaded tensor also has its DRAM copy).
@@ -101,7 +106,16 @@ StatusOr<ExecResult> RunArena(const ir::Graph& g, const plan::Plan& p, const Mod
     if (t.Bytes() > hit->bytes)
       return Mismatch("step " + std::to_string(s) + " op '" + opname + "': tensor '" + t.name + "' needs " +
                       std::to_string(t.Bytes()) + " bytes but its buffer has " + std::to_string(hit->bytes));
+    if (!allow_wrap && plan::Wraps(p, *hit))
+      return Mismatch("step " + std::to_string(s) + " op '" + opname + "': tensor '" + t.name +
+                      "' wraps around the circular pool of level '" + hit->level +
+                      "'; only the segment-aware kernels address it modulo the pool");
     *off = offchip[hit->level];
+    return hit;
+  };
+  auto locate = [&](const ir::Tensor& t, int s, const std::string& opname, bool* off,
+                    bool allow_wrap = false) -> StatusOr<uint8_t*> {
+    SP_ASSIGN_OR_RETURN(const plan::Buffer* hit, locate_buffer(t, s, opname, allow_wrap, off));
     return mem[hit->level].data() + hit->offset;
   };
   std::unordered_map<std::string, const ir::Op*> ops;
@@ -131,8 +145,16 @@ StatusOr<ExecResult> RunArena(const ir::Graph& g, const plan::Plan& p, const Mod
       std::memcpy(mem[home->level].data() + home->offset, data.values[t.id.value()].data(), static_cast<size_t>(t.Bytes()));
       continue;
     }
-    SP_ASSIGN_OR_RETURN(uint8_t* dst, locate(t, first_use, "(initial data)", &off));
-    std::memcpy(dst, data.values[t.id.value()].data(), static_cast<size_t>(t.Bytes()));
+    SP_ASSIGN_OR_RETURN(const plan::Buffer* dst, locate_buffer(t, first_use, "(initial data)", true, &off));
+    // An input may wrap around a circular pool (the first segment step reads it modulo the pool).
+    const uint8_t* src = data.values[t.id.value()].data();
+    int64_t done = 0;
+    for (const auto& [lo, hi] : plan::BufferPieces(p, *dst)) {
+      const int64_t len = std::min(hi - lo, t.Bytes() - done);
+      if (len <= 0) break;
+      std::memcpy(mem[dst->level].data() + lo, src + done, static_cast<size_t>(len));
+      done += len;
+    }
   }
   std::map<int, std::vector<const plan::Transfer*>> transfers;
   for (const auto& tr : p.transfers) transfers[tr.step].push_back(&tr);
@@ -166,20 +188,7 @@ StatusOr<ExecResult> RunArena(const ir::Graph& g, const plan::Plan& p, const Mod
         if (b->first_step <= s && s <= b->last_step && (!hit || (offchip[hit->level] && !offchip[b->level]))) hit = b;
     return hit;
   };
-  auto is_segment_step = [&](int s) {
-    const auto& sops = p.steps[s].ops;
-    // A fused inverted bottleneck (vmcu): Conv 1x1, DepthwiseConv, Conv 1x1 [, Add]. Other
-    // multi-op steps run op by op as before (their intermediates have buffers).
-    if (sops.size() == 3 || sops.size() == 4)
-      return sops[0].type == "Conv" && sops[1].type == "DepthwiseConv" && sops[2].type == "Conv" &&
-             (sops.size() == 3 || sops[3].type == "Add");
-    if (sops.size() != 1 || sops[0].outputs.empty()) return false;
-    const plan::Buffer* b = live_buffer(sops[0].outputs[0], s);
-    if (!b) return false;
-    for (const plan::Overlap& o : b->overlaps)
-      if (o.reason == "segment-overlap") return true;
-    return false;
-  };
+  auto is_segment_step = [&](int s) { return plan::IsSegmentStep(p, s); };
   std::vector<int8_t> host_workspace;  // fused groups the plan gives no workspace (no overlap)
   auto run_segment_step = [&](int s) -> Status {
     const std::string where = "step " + std::to_string(s);
@@ -202,15 +211,15 @@ StatusOr<ExecResult> RunArena(const ir::Graph& g, const plan::Plan& p, const Mod
           ins[i].push_back(nullptr);
           continue;
         }
-        bool off = false;
-        SP_ASSIGN_OR_RETURN(uint8_t* ptr, locate(g.tensor(id), s, op.name, &off));
+        bool off = false;  // the pool operands may wrap (the kernels address them modulo the pool)
+        SP_ASSIGN_OR_RETURN(uint8_t* ptr, locate(g.tensor(id), s, op.name, &off, true));
         if (off) r.offchip_read_bytes += g.tensor(id).Bytes();
         ins[i].push_back(ptr);
       }
       for (ir::TensorId id : op.outputs) {
         if (inside(id)) continue;
         bool off = false;
-        SP_ASSIGN_OR_RETURN(uint8_t* ptr, locate(g.tensor(id), s, op.name, &off));
+        SP_ASSIGN_OR_RETURN(uint8_t* ptr, locate(g.tensor(id), s, op.name, &off, true));
         (void)ptr;
         if (off) r.offchip_write_bytes += g.tensor(id).Bytes();
       }
@@ -372,19 +381,21 @@ StatusOr<ExecResult> RunArena(const ir::Graph& g, const plan::Plan& p, const Mod
     for (auto& [level, bytes] : mem) {
       std::vector<std::pair<int64_t, int64_t>> keep;
       for (const auto& b : p.buffers)
-        if (b.level == level && b.first_step <= s && b.last_step > s) keep.push_back({b.offset, b.offset + b.bytes});
+        if (b.level == level && b.first_step <= s && b.last_step > s)
+          for (const auto& piece : plan::BufferPieces(p, b)) keep.push_back(piece);
       std::sort(keep.begin(), keep.end());
       for (const auto& b : p.buffers) {
         if (b.level != level || b.last_step != s) continue;
         auto pt = ptensors.find(b.tensor);
         if (pt != ptensors.end() && (pt->second->kind == "constant" || pt->second->kind == "output")) continue;
-        int64_t lo = b.offset, hi = b.offset + b.bytes;
-        for (const auto& [klo, khi] : keep) {
-          if (khi <= lo || klo >= hi) continue;
-          if (klo > lo) std::memset(bytes.data() + lo, kPoison, static_cast<size_t>(klo - lo));
-          lo = std::max(lo, khi);
+        for (auto [lo, hi] : plan::BufferPieces(p, b)) {
+          for (const auto& [klo, khi] : keep) {
+            if (khi <= lo || klo >= hi) continue;
+            if (klo > lo) std::memset(bytes.data() + lo, kPoison, static_cast<size_t>(klo - lo));
+            lo = std::max(lo, khi);
+          }
+          if (lo < hi) std::memset(bytes.data() + lo, kPoison, static_cast<size_t>(hi - lo));
         }
-        if (lo < hi) std::memset(bytes.data() + lo, kPoison, static_cast<size_t>(hi - lo));
       }
     }
   }

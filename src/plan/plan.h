@@ -4,6 +4,7 @@
 
 #include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "support/status.h"
@@ -63,6 +64,18 @@ struct Buffer {
   std::vector<Overlap> overlaps;
 };
 
+// A circular segment pool (vMCU): the first `bytes` bytes of `level` (its whole used size) are
+// addressed modulo `bytes`, so a buffer of that level may start at `offset` < bytes and run past
+// the pool's end, continuing at byte 0 ("wraps"). Only the segment-aware kernels address the pool
+// modulo: a wrapping buffer may be read and written only by segment steps (IsSegmentStep), and the
+// output of a segment step sits (in_offset - out_offset) mod bytes below its input. A buffer's
+// start segment is offset / segment_bytes.
+struct Pool {
+  std::string level;
+  int64_t bytes = 0;
+  int64_t segment_bytes = 1;  // the planner's unit of shift and allocation (informational)
+};
+
 struct Transfer {
   int step = 0;
   std::string kind;  // load, store, spill, reload
@@ -101,9 +114,23 @@ struct Plan {
   std::vector<Tensor> tensors;
   std::vector<Buffer> buffers;
   std::vector<Transfer> transfers;
+  std::vector<Pool> pools;  // at most one per level; empty: every buffer is a plain byte range
   Metrics metrics;
   std::vector<std::string> notes;
 };
+
+// The pool of `level`, or nullptr.
+const Pool* FindPool(const Plan& p, const std::string& level);
+// The byte ranges [lo, hi) of the level that `b` occupies: one, or two when it wraps around its
+// level's pool (then [offset, pool) and [0, offset + bytes - pool)).
+std::vector<std::pair<int64_t, int64_t>> BufferPieces(const Plan& p, const Buffer& b);
+bool Wraps(const Plan& p, const Buffer& b);
+// The buffer of `tensor` live at step s in `level` (any level when empty), or nullptr.
+const Buffer* LiveBuffer(const Plan& p, const std::string& tensor, int s, const std::string& level = "");
+// Step s runs the segment-aware kernels (sramplan_rt_seg.h) on its level as a circular pool: a fused
+// inverted bottleneck (Conv, DepthwiseConv, Conv [, Add]) or a single op whose output declares a
+// "segment-overlap".
+bool IsSegmentStep(const Plan& p, int s);
 
 std::string PlanToJson(const Plan& p);
 StatusOr<Plan> PlanFromJson(const std::string& text);

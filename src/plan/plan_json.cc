@@ -62,6 +62,11 @@ std::string PlanToJson(const Plan& p) {
   for (const auto& t : p.transfers)
     j["transfers"].push_back({{"step", t.step}, {"kind", t.kind}, {"tensor", t.tensor},
                               {"bytes", t.bytes}, {"from", t.from}, {"to", t.to}});
+  if (!p.pools.empty()) {
+    j["pools"] = ordered::array();
+    for (const auto& pool : p.pools)
+      j["pools"].push_back({{"level", pool.level}, {"bytes", pool.bytes}, {"segment_bytes", pool.segment_bytes}});
+  }
   const Metrics& m = p.metrics;
   ordered peaks = ordered::object();
   for (const auto& [k, v] : m.peak_bytes) peaks[k] = v;
@@ -137,6 +142,8 @@ static StatusOr<Plan> PlanFromJsonImpl(const std::string& text) {
   if (j.contains("transfers"))
     for (const auto& t : j["transfers"])
       p.transfers.push_back({t.at("step"), t.at("kind"), t.at("tensor"), t.at("bytes"), t.at("from"), t.at("to")});
+  if (j.contains("pools"))
+    for (const auto& q : j["pools"]) p.pools.push_back({q.at("level"), q.at("bytes"), q.value("segment_bytes", int64_t{1})});
   if (j.contains("metrics")) {
     const auto& m = j["metrics"];
     p.metrics.fits = m.value("fits", false);

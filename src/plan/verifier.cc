@@ -153,7 +153,14 @@ std::string CheckSegmentOverlap(const Plan& p, const std::unordered_map<std::str
     if (suffix != INT64_MAX) need = std::max(need, last_write[j] - suffix + 1);
     suffix = std::min(suffix, first_read[j]);
   }
-  const int64_t have = in.offset - out.offset;
+  int64_t have = in.offset - out.offset;
+  if (const Pool* pool = FindPool(p, in.level); pool && pool->bytes > 0) {
+    // Modulo the pool; the kernels also need the output's head not to wrap onto the input's tail.
+    have = ((have % pool->bytes) + pool->bytes) % pool->bytes;
+    if (have + in.bytes > pool->bytes || out.bytes > pool->bytes)
+      return "in the circular pool of " + std::to_string(pool->bytes) + " bytes the output starts " + std::to_string(have) +
+             " bytes below the input, so the " + std::to_string(in.bytes) + "-byte input would wrap onto the output's head";
+  }
   if (have < need)
     return "the output starts " + std::to_string(have) + " bytes below the input, but the step's access order needs " +
            std::to_string(need);
@@ -263,11 +270,72 @@ VerifyResult VerifyPlan(const Plan& p) {
     if (b.first_step < 0 || b.last_step >= std::max(n, 1) || b.first_step > b.last_step)
       err(what + " has an invalid live range [" + std::to_string(b.first_step) + ", " + std::to_string(b.last_step) + "]");
     if (!t->second->alias_of.empty()) err(what + ": '" + b.tensor + "' is a view and must not own a buffer");
-    if (b.offset > l->second->capacity || b.bytes > l->second->capacity - std::max<int64_t>(b.offset, 0))
-      r.capacity.push_back(what + " ends at byte " + std::to_string(b.offset + b.bytes) + " of level '" + b.level +
+    const Pool* pool = FindPool(p, b.level);
+    if (pool && (b.offset >= pool->bytes || b.bytes > pool->bytes))
+      err(what + " [" + std::to_string(b.offset) + ", +" + std::to_string(b.bytes) + ") does not start inside level '" +
+          b.level + "''s circular pool of " + std::to_string(pool->bytes) + " bytes, or is larger than it");
+    int64_t end = 0;
+    for (const auto& [lo, hi] : BufferPieces(p, b)) end = std::max(end, hi);
+    if (b.offset > l->second->capacity || end > l->second->capacity)
+      r.capacity.push_back(what + " ends at byte " + std::to_string(end) + " of level '" + b.level +
                            "', which has " + std::to_string(l->second->capacity) + " bytes");
-    used[b.level] = std::max(used[b.level], b.offset + b.bytes);
+    used[b.level] = std::max(used[b.level], end);
     buffers_of[b.tensor].push_back(&b);
+  }
+  // Circular pools: one per on-chip level, covering the level's used bytes; a buffer that wraps is
+  // touched only by the segment kernels, as the data input or output of a segment step, never by a
+  // transfer, and is not a graph output (the application reads outputs as plain arrays).
+  {
+    std::set<std::string> pool_levels;
+    for (const Pool& pool : p.pools) {
+      const std::string what = "circular pool of level '" + pool.level + "'";
+      auto l = levels.find(pool.level);
+      if (l == levels.end()) {
+        err(what + ": no such level");
+        continue;
+      }
+      if (!pool_levels.insert(pool.level).second) err(what + " is declared twice");
+      if (l->second->kind == "flash" || l->second->kind == "dram") err(what + ": the level is off-chip");
+      if (pool.bytes <= 0 || pool.segment_bytes < 1)
+        err(what + " has " + std::to_string(pool.bytes) + " bytes and segments of " + std::to_string(pool.segment_bytes));
+      else if (pool.bytes != used[pool.level])
+        err(what + " has " + std::to_string(pool.bytes) + " bytes but must cover the level's used " +
+            std::to_string(used[pool.level]) + " bytes (the kernels address the whole level modulo its size)");
+    }
+    for (const auto& b : p.buffers) {
+      if (!Wraps(p, b)) continue;
+      const std::string what = "buffer of '" + b.tensor + "' wraps around the circular pool of level '" + b.level + "'";
+      auto t = tensors.find(b.tensor);
+      if (t != tensors.end() && (t->second->kind == "output" || t->second->kind == "constant"))
+        err(what + " but is a graph " + t->second->kind + "; place it without wrapping");
+      for (const auto& tr : p.transfers)
+        if (tr.tensor == b.tensor && tr.step >= b.first_step && tr.step <= b.last_step)
+          err(what + " but is moved by a " + tr.kind + " at step " + std::to_string(tr.step) + "; transfers copy plain ranges");
+      for (int s = std::max(b.first_step, 0); s <= b.last_step && s < n; ++s) {
+        const auto& ops = p.steps[s].ops;
+        bool touched = false;
+        for (const auto& op : ops) {
+          for (const auto& in : op.inputs) touched = touched || root_of(in) == b.tensor;
+          for (const auto& out : op.outputs) touched = touched || out == b.tensor;
+        }
+        if (!touched) continue;
+        const bool pool_operand = !ops.empty() && ((!ops.front().inputs.empty() && root_of(ops.front().inputs[0]) == b.tensor) ||
+                                                   (!ops.back().outputs.empty() && ops.back().outputs[0] == b.tensor));
+        bool other_use = false;  // read or written by an op of the step other than as the pool operand
+        for (size_t k = 0; k < ops.size(); ++k) {
+          for (size_t i = 0; i < ops[k].inputs.size(); ++i)
+            if (root_of(ops[k].inputs[i]) == b.tensor && !(k == 0 && i == 0) &&
+                !(ops.size() == 4 && k == 3))  // the fused residual Add reads the group input
+              other_use = true;
+          for (size_t i = 0; i < ops[k].outputs.size(); ++i)
+            if (ops[k].outputs[i] == b.tensor && !(k + 1 == ops.size() && i == 0)) other_use = true;
+        }
+        if (!IsSegmentStep(p, s) || !pool_operand || other_use)
+          err(what + " but step " + std::to_string(s) + " ('" + (ops.empty() ? std::string() : ops.front().name) +
+              "') is not a segment step using it as its pool input or output; only the segment kernels address "
+              "the pool modulo");
+      }
+    }
   }
   // Fused intermediates: tensors produced and entirely consumed inside one multi-op step (a fused
   // group computes them tile by tile in its workspace) need no buffer of their own.
@@ -436,8 +504,12 @@ VerifyResult VerifyPlan(const Plan& p) {
       }
       const Buffer& a = *ob->second;
       if (o.reason == "segment-overlap") {
-        std::string why = o.shift != b.offset - a.offset ? "declared shift " + std::to_string(o.shift) + " is not the offsets' difference " + std::to_string(b.offset - a.offset)
-                                                         : CheckSegmentOverlap(p, tensors, a, b);
+        // In a circular pool the output sits (in - out) mod pool bytes below the input.
+        int64_t diff = b.offset - a.offset;
+        if (const Pool* pool = FindPool(p, b.level); pool && pool->bytes > 0 && a.level == b.level)
+          diff = -((((a.offset - b.offset) % pool->bytes) + pool->bytes) % pool->bytes);
+        std::string why = o.shift != diff ? "declared shift " + std::to_string(o.shift) + " is not the offsets' difference " + std::to_string(diff)
+                                          : CheckSegmentOverlap(p, tensors, a, b);
         if (!why.empty()) {
           err(what + ": " + why);
           continue;
@@ -492,7 +564,9 @@ VerifyResult VerifyPlan(const Plan& p) {
         const Buffer& a = *list[i];
         const Buffer& b = *list[j];
         if (a.bytes == 0 || b.bytes == 0) continue;
-        bool space = a.offset < b.offset + b.bytes && b.offset < a.offset + a.bytes;
+        bool space = false;
+        for (const auto& [alo, ahi] : BufferPieces(p, a))
+          for (const auto& [blo, bhi] : BufferPieces(p, b)) space = space || (alo < bhi && blo < ahi);
         if (!space || allowed.count({a.tensor, b.tensor})) continue;
         err("buffers of '" + a.tensor + "' [" + std::to_string(a.offset) + ", " + std::to_string(a.offset + a.bytes) +
             ") and '" + b.tensor + "' [" + std::to_string(b.offset) + ", " + std::to_string(b.offset + b.bytes) +

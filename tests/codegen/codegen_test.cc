@@ -433,6 +433,33 @@ TEST(Codegen, WholeMcunetVmcuFirmwareRunsIn128KiB) {
   EXPECT_NE(out.find("region `RAM' overflowed"), std::string::npos) << out;
 }
 
+// A vmcu plan with a circular pool: wrapped tensors (the input among them) are written in two
+// pieces and addressed modulo the arena by the segment kernels; the host build and the Cortex-M4
+// firmware print the host executor's checksum.
+TEST(Codegen, CircularPoolFirmwareMatchesTheArenaExecutor) {
+  const std::string text = sramplan::testing::ConvChainGraph(8);
+  Model m = LoadText(text.c_str(), "conv_chain");
+  plan::Plan p = Plan(m.g, "stm32f411re", "vmcu");
+  ASSERT_EQ(p.pools.size(), 1u);
+  Firmware fw = Generate(m, p);
+  EXPECT_EQ(fw.arena_bytes, p.pools[0].bytes);
+  const std::string& c = File(fw, "model.c");
+  bool input_wraps = false;
+  for (const auto& b : p.buffers) input_wraps = input_wraps || (b.tensor == "x" && plan::Wraps(p, b));
+  if (input_wraps) EXPECT_NE(c.find("wrapped to the pool's start"), std::string::npos);
+  std::string out = RunOnHost(fw, "conv_chain_vmcu");
+  EXPECT_EQ(PrintedChecksum(out), Hex(fw.expected_checksum)) << out;
+  EXPECT_NE(out.find("matches the host executor"), std::string::npos) << out;
+  std::string missing;
+  if (!HaveArmTools(&missing))
+    GTEST_SKIP() << missing << " is not installed (scripts/install-deps.sh)";
+  std::string dir = FreshDir("qemu_conv_chain_vmcu");
+  ASSERT_TRUE(WriteFirmware(fw, dir).ok());
+  ASSERT_EQ(Sh("make -s -C '" + dir + "'", &out), 0) << out;
+  ASSERT_EQ(Sh("timeout 120 make -s -C '" + dir + "' check", &out), 0) << out;
+  EXPECT_NE(out.find("matches the host executor"), std::string::npos) << out;
+}
+
 TEST(Codegen, CortexM7FirmwareRunsInQemu) {
   std::string missing;
   if (!HaveArmTools(&missing))

@@ -6,6 +6,7 @@
 #include "driver/strategy.h"
 #include "import/import.h"
 #include "plan/verifier.h"
+#include "test_graphs.h"
 #include "test_util.h"
 
 namespace sramplan::driver {
@@ -112,6 +113,43 @@ TEST(Vmcu, VerifierRecomputesTheConvShift) {
       EXPECT_NE(r.Summary().find("needs 336"), std::string::npos) << r.Summary();
     }
   EXPECT_GE(checked, 1);
+}
+
+// Eight tight 3x3 convolutions: the chain is laid out modulo a circular pool at the strategy's lower
+// bound (6736 B: input + the 336-byte shift), where a linear arena drifts by 336 bytes per layer.
+// The verifier checks the wrapped buffers and the modular shifts, and rejects the same plan
+// without its pool or with a wrapped output one segment too close.
+TEST(Vmcu, CircularPoolForATightChain) {
+  auto g = import::ImportNativeJson(testing::ConvChainGraph(8), "conv_chain", {});
+  ASSERT_TRUE(g.ok()) << g.status().message();
+  ir::ApplyDtype(*g, ir::DataType::kInt8);
+  plan::Plan p = Plan(*g, "vmcu");
+  ASSERT_TRUE(plan::VerifyPlan(p).ok()) << plan::VerifyPlan(p).Summary();
+  ASSERT_EQ(p.pools.size(), 1u);
+  EXPECT_EQ(p.pools[0].bytes, p.metrics.arena_bytes);
+  EXPECT_EQ(p.metrics.arena_bytes, p.metrics.lower_bound_bytes);
+  EXPECT_EQ(p.metrics.arena_bytes, 6400 + 336 + 16);  // + the one-pixel workspace
+  int wrapped = 0;
+  for (const auto& b : p.buffers) wrapped += plan::Wraps(p, b);
+  EXPECT_GT(wrapped, 0);
+  // Without the pool, the wrapped buffers run past the arena.
+  plan::Plan no_pool = p;
+  no_pool.pools.clear();
+  EXPECT_FALSE(plan::VerifyPlan(no_pool).ok());
+  // A wrapped output 16 bytes closer to its input (modulo the pool) is refused.
+  int refused = 0;
+  for (size_t i = 0; i < p.buffers.size(); ++i) {
+    const auto& b = p.buffers[i];
+    if (b.overlaps.empty() || b.overlaps[0].reason != "segment-overlap") continue;
+    plan::Plan bad = p;
+    auto& bb = bad.buffers[i];
+    bb.offset = (bb.offset + 16) % p.pools[0].bytes;
+    bb.overlaps[0].shift += 16;
+    auto r = plan::VerifyPlan(bad);
+    EXPECT_FALSE(r.ok()) << b.tensor;
+    refused += r.Summary().find("needs 336") != std::string::npos;
+  }
+  EXPECT_GT(refused, 0);
 }
 
 }  // namespace

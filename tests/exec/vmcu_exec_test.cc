@@ -15,6 +15,7 @@
 #include "exec/quantize.h"
 #include "import/import.h"
 #include "plan/verifier.h"
+#include "test_graphs.h"
 #include "test_util.h"
 
 extern "C" {
@@ -96,6 +97,45 @@ TEST(VmcuExec, BBlocksBitExact) {
 }
 
 TEST(VmcuExec, WholeNetworkBitExact) { ExpectBitExact("mcunet-320kb-imagenet"); }
+
+// A chain laid out modulo a circular pool: tensors (the graph input among them) run past the end of
+// the arena and continue at byte 0; the segment kernels address them modulo the pool, the executor
+// writes the input in two pieces, and the result equals the naive run. A plain kernel (the plan
+// rewritten so that a wrapped tensor is read by a non-segment step) is refused, never run out of
+// bounds.
+TEST(VmcuExec, CircularPoolChainBitExact) {
+  auto gi = import::ImportNativeJson(testing::ConvChainGraph(8), "conv_chain", {});
+  ASSERT_TRUE(gi.ok()) << gi.status().message();
+  ir::Graph g = std::move(gi).value();
+  ir::ApplyDtype(g, ir::DataType::kInt8);
+  const plan::Plan p = VmcuPlan(g);
+  ASSERT_TRUE(plan::VerifyPlan(p).ok()) << plan::VerifyPlan(p).Summary();
+  ASSERT_EQ(p.pools.size(), 1u);
+  int wrapped = 0;
+  for (const auto& b : p.buffers) wrapped += plan::Wraps(p, b);
+  ASSERT_GT(wrapped, 0);
+  auto q = QuantizeModel(g, kDefaultSeed, nullptr);
+  ASSERT_TRUE(q.ok()) << q.status().message();
+  auto naive = RunNaive(g, OrderOf(g, p), q->data, &*q);
+  ASSERT_TRUE(naive.ok()) << naive.status().message();
+  EXPECT_EQ(ArenaVsNaive(g, p, *q, *naive), "");
+  // Drop the segment overlap of a step whose input wraps: the step becomes a plain Conv.
+  for (size_t i = 0; i < p.buffers.size(); ++i) {
+    const plan::Buffer& in = p.buffers[i];
+    if (!plan::Wraps(p, in)) continue;
+    for (size_t j = 0; j < p.buffers.size(); ++j) {
+      const plan::Buffer& out = p.buffers[j];
+      if (out.overlaps.empty() || out.overlaps[0].tensor != in.tensor) continue;
+      plan::Plan bad = p;
+      bad.buffers[j].overlaps.clear();
+      EXPECT_FALSE(plan::VerifyPlan(bad).ok());
+      const std::string diff = ArenaVsNaive(g, bad, *q, *naive);
+      EXPECT_NE(diff.find("wraps around the circular pool"), std::string::npos) << diff;
+      return;
+    }
+  }
+  ADD_FAILURE() << "no wrapped tensor is the input of a segment step";
+}
 
 // The segment kernel a step runs, as the shift simulator describes it (shapes from the plan).
 bool StepKernelDesc(const ir::Graph& g, const plan::Plan& p, int step, sp_seg_layer_desc_t* d) {

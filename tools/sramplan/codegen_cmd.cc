@@ -25,6 +25,8 @@ struct CodegenFlags {
   uint64_t seed = exec::kDefaultSeed;
   int64_t stack = 4096;
   int64_t batch = 1;
+  int64_t segment_bytes = 0;
+  bool no_circular = false;
   bool allow_unknown = false;
 };
 
@@ -76,6 +78,8 @@ CLI::App* AddCodegenCommand(CLI::App* app) {
                   "(mps2-an500); default from the target name (STM32F7/H7: cortex-m7)")
       ->check(CLI::IsMember({"cortex-m3", "cortex-m4", "cortex-m7"}));
   cmd->add_flag("--allow-unknown-ops", f.allow_unknown, "import unknown ONNX ops as opaque ops");
+  cmd->add_option("--segment-bytes", f.segment_bytes, "vmcu: bytes per segment (default 0: the paper's rule)");
+  cmd->add_flag("--no-circular-pool", f.no_circular, "vmcu: a linear layout only (no wrap-around)");
   return cmd;
 }
 
@@ -106,6 +110,8 @@ int RunCodegenCommand(int verbosity) {
   po.dtype_name = f.dtype;
   po.batch = f.batch;
   po.schedule = f.schedule;
+  po.segment_bytes = f.segment_bytes;
+  po.circular_pool = !f.no_circular;
   t0 = std::chrono::steady_clock::now();
   auto p = driver::RunStrategy(*g, *target, f.strategy, po);
   if (!p.ok()) return Fail(p.status());

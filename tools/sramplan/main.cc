@@ -116,6 +116,8 @@ struct BudgetFlags {
   std::string budget;
   bool with_weights = false;
   double time_limit_s = 60;
+  int64_t segment_bytes = 0;   // vmcu
+  bool no_circular = false;    // vmcu
 };
 
 void AddBudgetFlags(CLI::App* cmd, BudgetFlags* b) {
@@ -125,12 +127,19 @@ void AddBudgetFlags(CLI::App* cmd, BudgetFlags* b) {
                   "(their mean); default: the arena level's capacity");
   cmd->add_flag("--with-weights", b->with_weights, "weights also compete for the budget (loaded from DRAM)");
   cmd->add_option("--time-limit", b->time_limit_s, "seconds for the ILP strategies (default 60)");
+  cmd->add_option("--segment-bytes", b->segment_bytes,
+                  "vmcu: bytes per segment, the unit of overlap shifts and FC output chunks (default 0: the "
+                  "paper's rule, min(C_in, C_out) / min of the FC rows)");
+  cmd->add_flag("--no-circular-pool", b->no_circular,
+                "vmcu: never let an overlap chain wrap around the arena's end (a linear layout only)");
 }
 
 void ApplyBudgetFlags(const BudgetFlags& b, sp::driver::PlanOptions* o) {
   o->budget = b.budget;
   o->with_weights = b.with_weights;
   o->time_limit_s = b.time_limit_s;
+  o->segment_bytes = b.segment_bytes;
+  o->circular_pool = !b.no_circular;
 }
 
 // The strategies 'all' stands for: the tensor-level ones, or with --budget the replacement ones.
