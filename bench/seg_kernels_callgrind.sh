@@ -29,11 +29,13 @@ declare -A desc=(
   [bn2]="bottleneck 40x40, 16/48/24, stride 2 (plain: expand, dw, project)"
   [bnr]="bottleneck 20x20, 16/48/16, stride 1, residual, row cache (R*W + 1 slots)"
   [bn2r]="bottleneck 40x40, 16/48/24, stride 2, row cache (R*W + 1 slots)"
+  [stem]="stem fused as expansion 64x64x3, 3x3 s2 -> 16, dw 3x3, project 8 (plain: conv, dw, project)"
+  [stemr]="stem fused as expansion 64x64x3, 3x3 s2 -> 16, dw 3x3, project 8, row cache"
 )
 json="{\"benchmark\": \"seg_kernels_callgrind\", \"machine\": \"$cpu, $(nproc) cores\", \"rows\": ["
 md="# Segment-aware vs plain int8 kernels: instructions (callgrind)\n\nMachine: $cpu, $(nproc) cores. Host build of \`runtime/\` (release), instructions inside the kernel call only (\`--toggle-collect\`). The segment-aware run writes its output at the kernel's minimal safe shift below its input in one pool. Target (issue 5): ratio <= 1.10. Bottleneck rows: the column cache keeps the paper's R*S + 2 slots of workspace and re-expands plane pixels for each output row whose window covers them; the row cache keeps R rows of the expanded plane and expands every pixel once (the vmcu planner uses it wherever the larger workspace does not raise the arena).\n\n| layer | plain | segment-aware | ratio |\n|---|---:|---:|---:|\n"
 first=1
-for c in pw pw2 fc conv dw bn bn2 bnr bn2r; do
+for c in pw pw2 fc conv dw bn bn2 bnr bn2r stem stemr; do
   p=$(count $c plain)
   s=$(count $c seg)
   ratio=$(awk -v a="$s" -v b="$p" 'BEGIN{printf "%.3f", a/b}')

@@ -98,14 +98,21 @@ __attribute__((noinline)) int sp_bench_run_plain_bottleneck(const seg_case_t* c,
                                                             int8_t* d, int8_t* e) {
   const sp_seg_bottleneck_shape_t* s = &c->bshape;
   const int32_t oh = sp_seg_bottleneck_out_h(s), ow = sp_seg_bottleneck_out_w(s);
-  sp_tensor_t id = nhwc(s->c_in, s->h, s->w), bd = nhwc(s->c_mid, s->h, s->w), cd = nhwc(s->c_mid, oh, ow),
+  /* The expansion: pointwise, or a Conv2D (a stem) e_r x e_s with stride and padding. */
+  const int conv = s->e_r > 0;
+  const int32_t er = conv ? s->e_r : 1, es = conv ? s->e_s : 1;
+  const int32_t est[2] = {conv ? s->e_stride_h : 1, conv ? s->e_stride_w : 1};
+  const int32_t ep[4] = {conv ? s->e_pad_top : 0, conv ? s->e_pad_left : 0, conv ? s->e_pad_bottom : 0,
+                         conv ? s->e_pad_right : 0};
+  const int32_t mh = (s->h + ep[0] + ep[2] - er) / est[0] + 1, mw = (s->w + ep[1] + ep[3] - es) / est[1] + 1;
+  sp_tensor_t id = nhwc(s->c_in, s->h, s->w), bd = nhwc(s->c_mid, mh, mw), cd = nhwc(s->c_mid, oh, ow),
               dd = nhwc(s->c_out, oh, ow);
-  sp_tensor_t we = weights(s->c_mid, s->c_in, 1, 1, 0), wdw = weights(s->c_mid, s->c_mid, s->r, s->s, 1),
+  sp_tensor_t we = weights(s->c_mid, s->c_in, er, es, 0), wdw = weights(s->c_mid, s->c_mid, s->r, s->s, 1),
               wp = weights(s->c_out, s->c_mid, 1, 1, 0);
   const int32_t one[2] = {1, 1}, st[2] = {s->stride_h, s->stride_w}, p0[4] = {0, 0, 0, 0},
                 p1[4] = {s->pad_top, s->pad_left, s->pad_bottom, s->pad_right};
   const sp_seg_layer_s8_t *x = &c->bparams.expand, *y = &c->bparams.depthwise, *z = &c->bparams.project;
-  int r = sp_conv_s8(&id, in, x->in_zp, &we, x->weights, x->bias, x->rq, x->out_zp, x->act_min, x->act_max, one, p0, one,
+  int r = sp_conv_s8(&id, in, x->in_zp, &we, x->weights, x->bias, x->rq, x->out_zp, x->act_min, x->act_max, est, ep, one,
                      1, &bd, b);
   r |= sp_conv_s8(&bd, b, y->in_zp, &wdw, y->weights, y->bias, y->rq, y->out_zp, y->act_min, y->act_max, st, p1, one,
                   s->c_mid, &cd, cc);
@@ -141,7 +148,7 @@ static sp_seg_layer_s8_t layer(int32_t k, int32_t wbytes, int32_t in_zp, int32_t
 
 int main(int argc, char** argv) {
   if (argc != 3 || (strcmp(argv[2], "plain") && strcmp(argv[2], "seg"))) {
-    fprintf(stderr, "usage: %s pw|pw2|fc|conv|dw|bn|bn2|bnr|bn2r plain|seg\n", argv[0]);
+    fprintf(stderr, "usage: %s pw|pw2|fc|conv|dw|bn|bn2|bnr|bn2r|stem|stemr plain|seg\n", argv[0]);
     return 2;
   }
   const char* what = argv[1];
@@ -175,6 +182,21 @@ int main(int argc, char** argv) {
     sp_add_s8_params_t add = {3, -2, 0, 20, {1500000000, -1}, {1300000000, -1}, {1100000000, -19}, -128, 127};
     c.add = add;
     c.bparams.residual = two ? NULL : &c.add;
+    c.desc.kind = SP_SEG_KIND_BOTTLENECK;
+    c.desc.bottleneck = s;
+    in_bytes = s.h * s.w * s.c_in;
+  } else if (!strcmp(what, "stem") || !strcmp(what, "stemr")) {
+    /* MCUNet-320KB B1 on a 64x64 input: 3x3 stride-2 stem 3 -> 16 fused as the expansion,
+     * depthwise 3x3 on 32x32x16, project 16 -> 8. */
+    sp_seg_bottleneck_shape_t s = {64, 64, 3, 16, 8, 3, 3, 1, 1, 1, 1, 1, 1, 1, 0,
+                                   3,  3,  2, 2, 1,  1, 1, 1, !strcmp(what, "stemr")};
+    c.bshape = s;
+    c.bparams.expand = layer(16, 16 * 9 * 3, 3, -5);
+    c.bparams.depthwise = layer(16, 9 * 16, -5, 1);
+    c.bparams.project = layer(8, 8 * 16, 1, -2);
+    c.bparams.expand.act_min = -5;
+    c.bparams.depthwise.act_min = 1;
+    c.bparams.residual = NULL;
     c.desc.kind = SP_SEG_KIND_BOTTLENECK;
     c.desc.bottleneck = s;
     in_bytes = s.h * s.w * s.c_in;

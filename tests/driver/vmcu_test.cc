@@ -54,7 +54,7 @@ TEST(Vmcu, WholeMcunetBelowThePaperWithRowCachesWhereTheyFit) {
   ir::Graph g = LoadBlock("mcunet-320kb-imagenet");
   const plan::Plan p = Plan(g, "vmcu");
   EXPECT_EQ(p.metrics.arena_bytes, p.metrics.lower_bound_bytes);
-  EXPECT_LE(p.metrics.arena_bytes, 105165);
+  EXPECT_LE(p.metrics.arena_bytes, 102700);  // the vMCU paper: 102.7 KB
   ASSERT_FALSE(p.steps.empty());
   EXPECT_EQ(p.steps[0].ops.size(), 3u);
   EXPECT_EQ(p.steps[0].ops[0].name, "b1_stem");
