@@ -272,8 +272,9 @@ VerifyResult VerifyPlan(const Plan& p) {
     if (!t->second->alias_of.empty()) err(what + ": '" + b.tensor + "' is a view and must not own a buffer");
     const Pool* pool = FindPool(p, b.level);
     if (pool && (b.offset >= pool->bytes || b.bytes > pool->bytes))
-      err(what + " [" + std::to_string(b.offset) + ", +" + std::to_string(b.bytes) + ") does not start inside level '" +
-          b.level + "''s circular pool of " + std::to_string(pool->bytes) + " bytes, or is larger than it");
+      err(what + " [" + std::to_string(b.offset) + ", +" + std::to_string(b.bytes) +
+          ") does not start inside the circular pool of level '" + b.level + "' (" + std::to_string(pool->bytes) +
+          " bytes), or is larger than the pool");
     int64_t end = 0;
     for (const auto& [lo, hi] : BufferPieces(p, b)) end = std::max(end, hi);
     if (b.offset > l->second->capacity || end > l->second->capacity)
