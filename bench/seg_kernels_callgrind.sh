@@ -45,7 +45,36 @@ for c in pw pw2 fc conv dw bn bn2 bnr bn2r stem stemr; do
   first=0
   json+="{\"case\": \"$c\", \"layer\": \"${desc[$c]}\", \"plain\": $p, \"segment\": $s, \"ratio\": $ratio}"
 done
-json+="]}"
+json+="]"
+# The whole MCUNet-320KB-ImageNet: the firmware sramplan codegen writes, built for the host (-O2) and
+# run under callgrind (every instruction of the run: input copy, all kernels, checksum), TinyEngine's
+# plan (plain kernels, in-place depthwise) against vmcu's (segment-aware kernels).
+cli=$build/sramplan
+if [[ -x $cli ]]; then
+  md+="\n## Whole network (host build of the generated firmware, all instructions of one inference)\n\n| plan | instructions | vs tinyengine |\n|---|---:|---:|\n"
+  json+=", \"network\": ["
+  base=""
+  nfirst=1
+  for strat in tinyengine vmcu; do
+    fw=$tmp/fw_$strat
+    "$cli" codegen "$root/models/mcunet_blocks/mcunet-320kb-imagenet.graph.json" --target stm32f405rg \
+      --strategy "$strat" --out "$fw" -q > /dev/null 2>&1 || true  # tinyengine does not fit: C written anyway
+    srcs=$(ls "$fw"/runtime/*.c)
+    cc -std=c99 -O2 -I"$fw/runtime" "$fw/model.c" $srcs -o "$fw/host" 2> "$tmp/log" || { cat "$tmp/log" >&2; exit 1; }
+    "$fw/host" | grep -q "matches the host executor" || { echo "$strat: host build does not match" >&2; exit 1; }
+    valgrind --tool=callgrind --callgrind-out-file="$tmp/cgw" "$fw/host" > /dev/null 2> "$tmp/log"
+    n=$(grep -o 'Collected : [0-9]*' "$tmp/log" | awk '{print $3}')
+    [[ -n $base ]] || base=$n
+    r=$(awk -v a="$n" -v b="$base" 'BEGIN{printf "%.3f", a/b}')
+    echo "network $strat: $n instructions ($r)" >&2
+    md+="| $strat | $n | $r |\n"
+    [[ $nfirst == 1 ]] || json+=","
+    nfirst=0
+    json+="{\"strategy\": \"$strat\", \"instructions\": $n, \"vs_tinyengine\": $r}"
+  done
+  json+="]"
+fi
+json+="}"
 printf '%s\n' "$json" > "$out/seg_kernels_callgrind.json"
 printf "$md" > "$out/seg_kernels_callgrind.md"
 echo "wrote $out/seg_kernels_callgrind.{json,md}" >&2
