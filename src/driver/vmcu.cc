@@ -389,9 +389,9 @@ StatusOr<plan::Plan> RunVmcuStrategy(const ir::Graph& g, const target::Target& t
     L.placed = placement::PlaceBestOf(L.requests, po);
     return L;
   };
-  // Lower bound of a layout: per step, live bytes with each declared overlap pair counted as
-  // max(shift + in, out) instead of in + out, plus the step's workspace.
-  auto lower_bound_of = [&](const Layout& L) {
+  // Per step: live bytes of a layout, each declared overlap pair counted as max(shift + in, out)
+  // instead of in + out (workspaces not included).
+  auto live_of = [&](const Layout& L) {
     std::vector<int64_t> live(std::max(n, 1), 0);
     for (size_t k = 0; k < bufs.size(); ++k)
       for (int s = bufs[k].first; s <= bufs[k].last; ++s) live[s] += bufs[k].bytes;
@@ -400,6 +400,11 @@ StatusOr<plan::Plan> RunVmcuStrategy(const ir::Graph& g, const target::Target& t
       live[s] -= bufs[d.in].bytes + bufs[d.out].bytes;
       live[s] += std::max(d.shift_bytes + bufs[d.in].bytes, bufs[d.out].bytes);
     }
+    return live;
+  };
+  // Lower bound of a layout: the live bytes plus the step's workspace, at the worst step.
+  auto lower_bound_of = [&](const Layout& L) {
+    std::vector<int64_t> live = live_of(L);
     for (int s = 0; s < n; ++s)
       if (L.ws_req[s] >= 0) live[s] += L.requests[L.ws_req[s]].bytes;
     return *std::max_element(live.begin(), live.end());
@@ -504,15 +509,7 @@ StatusOr<plan::Plan> RunVmcuStrategy(const ir::Graph& g, const target::Target& t
   std::vector<bool> row_cache(n, false);
   if (pool_bytes == 0) {
     const int64_t arena = best.placed.placement.arena_bytes;
-    // Per step: live bytes of the chosen layout without workspaces.
-    std::vector<int64_t> live(std::max(n, 1), 0);
-    for (size_t k = 0; k < bufs.size(); ++k)
-      for (int s = bufs[k].first; s <= bufs[k].last; ++s) live[s] += bufs[k].bytes;
-    for (const auto& d : best.declared) {
-      const int s = bufs[d.out].first;
-      live[s] -= bufs[d.in].bytes + bufs[d.out].bytes;
-      live[s] += std::max(d.shift_bytes + bufs[d.in].bytes, bufs[d.out].bytes);
-    }
+    const std::vector<int64_t> live = live_of(best);
     const std::vector<int64_t> column_ws = best.workspace;
     for (int64_t slack_pct : {100, 80}) {
       std::vector<bool> rc(n, false);
