@@ -52,8 +52,16 @@ static inline int32_t sp_rdbpot(int32_t x, int32_t exponent) {
   return sp_floor_shift_i32(x, exponent) + (remainder > threshold ? 1 : 0);
 }
 
+/* Inlined even where the compiler's size heuristics would not (the requantisation of every output
+ * element; a call costs as much as the arithmetic). */
+#if defined(__GNUC__)
+#define SP_ALWAYS_INLINE __attribute__((always_inline)) inline
+#else
+#define SP_ALWAYS_INLINE inline
+#endif
+
 /* TFLite MultiplyByQuantizedMultiplier (double rounding). */
-static inline int32_t sp_mbqm(int32_t x, int32_t multiplier, int32_t shift) {
+static SP_ALWAYS_INLINE int32_t sp_mbqm(int32_t x, int32_t multiplier, int32_t shift) {
   int32_t left = shift > 0 ? (shift > 31 ? 31 : shift) : 0;
   int32_t right = shift > 0 ? 0 : (shift < -31 ? 31 : -shift);
   int32_t shifted = (int32_t)((uint32_t)x << left); /* wraps like the int32 reference */

@@ -130,6 +130,47 @@ sp_status_t sp_conv_s8_depthwise(const sp_tensor_t* in_desc, const int8_t* in, i
                               act_max, stride, pad, dilation, groups, &g);
   if (st != SP_OK) return st;
   if (groups != g.c) return SP_BAD_ARGUMENT;
+  if (isc == 1 && osc == 1 && wsk == 1 && g.kg == 1) {
+    /* Channels contiguous in the input, the output and the weights (NHWC, TFLite [1, R, S, C]
+     * weights): per output pixel, channel chunks accumulate over the window's taps (taps outer,
+     * channels inner, which vectorises). Every output pixel is still computed from its whole window
+     * before it is stored, so the result is the generic loop's bit for bit. */
+    enum { kChunk = 64 };
+    int32_t acc[kChunk];
+    for (n = 0; n < g.n; ++n) {
+      for (oh = 0; oh < g.oh; ++oh) {
+        const int32_t ih0 = oh * g.sh - g.pt;
+        const int32_t r_lo = ih0 < 0 ? sp_ceil_div_i32(-ih0, g.dh) : 0;
+        const int32_t r_hi = SP_MIN(g.r, sp_ceil_div_i32(g.h - ih0, g.dh));
+        for (ow = 0; ow < g.ow; ++ow) {
+          const int32_t iw0 = ow * g.sw - g.pl;
+          const int32_t s_lo = iw0 < 0 ? sp_ceil_div_i32(-iw0, g.dw) : 0;
+          const int32_t s_hi = SP_MIN(g.s, sp_ceil_div_i32(g.w - iw0, g.dw));
+          int8_t* const po = out + n * osn + oh * osh + ow * osw;
+          int32_t c0;
+          for (c0 = 0; c0 < g.c; c0 += kChunk) {
+            const int32_t nc = SP_MIN(kChunk, g.c - c0);
+            int32_t i;
+            for (i = 0; i < nc; ++i) acc[i] = 0;
+            for (r = r_lo; r < r_hi; ++r) {
+              const int8_t* prow = in + n * isn + (ih0 + r * g.dh) * ish + c0;
+              const int8_t* wrow = w + r * wsr + c0;
+              for (s = s_lo; s < s_hi; ++s) {
+                const int8_t* x = prow + (iw0 + s * g.dw) * isw;
+                const int8_t* wt = wrow + s * wss;
+                for (i = 0; i < nc; ++i) acc[i] += ((int32_t)x[i] + in_off) * (int32_t)wt[i];
+              }
+            }
+            for (i = 0; i < nc; ++i) {
+              const int32_t a = acc[i] + (bias ? bias[c0 + i] : 0);
+              po[c0 + i] = requant_out(a, &rq[c0 + i], out_zp, act_min, act_max);
+            }
+          }
+        }
+      }
+    }
+    return SP_OK;
+  }
   for (n = 0; n < g.n; ++n) {
     for (oh = 0; oh < g.oh; ++oh) {
       const int32_t ih0 = oh * g.sh - g.pt;

@@ -25,13 +25,13 @@ static inline int32_t seg_pos(int32_t start, int32_t off, int32_t size) {
   return a >= size ? a - size : a;
 }
 
-static inline int32_t seg_dot(const int8_t* x, const int8_t* w, int32_t n, int32_t in_off) {
+static SP_ALWAYS_INLINE int32_t seg_dot(const int8_t* x, const int8_t* w, int32_t n, int32_t in_off) {
   int32_t acc = 0, i;
   for (i = 0; i < n; ++i) acc += ((int32_t)x[i] + in_off) * (int32_t)w[i];
   return acc;
 }
 
-static inline int8_t seg_requant(int32_t acc, const sp_requant_t* rq, int32_t out_zp,
+static SP_ALWAYS_INLINE int8_t seg_requant(int32_t acc, const sp_requant_t* rq, int32_t out_zp,
                                  int32_t act_min, int32_t act_max) {
   const int32_t v = sp_mbqm(acc, rq->multiplier, rq->shift) + out_zp;
   return (int8_t)sp_clamp_i32(v, act_min, act_max);

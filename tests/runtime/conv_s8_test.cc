@@ -335,6 +335,37 @@ TEST(ConvS8, DepthwiseWithTfLiteFilterLayout) {
   EXPECT_EQ(out.Unpack(), RefConv(cc));
 }
 
+// The channel-contiguous fast path of sp_conv_s8_depthwise (NHWC input and output, TFLite [1, R, S, C]
+// filter): more channels than one accumulation chunk (64), batch 2, strides, dilation and asymmetric
+// padding, against the naive reference.
+TEST(ConvS8, DepthwiseChannelContiguousFastPath) {
+  std::mt19937 rng(31);
+  int cases = 0;
+  for (int c : {1, 64, 70, 131})
+    for (int dil : {1, 2})
+      for (int st : {1, 2}) {
+        const ConvCase cc = RandomCase(rng, 2, c, 9, 8, c, 3, 3, c, {st, st}, {1, 0, 2, 1}, {dil, dil});
+        sp_tensor_t w_d;
+        w_d.rank = 4;
+        w_d.dims[0] = c; w_d.dims[1] = 1; w_d.dims[2] = 3; w_d.dims[3] = 3;
+        w_d.strides[0] = 1; w_d.strides[1] = 0; w_d.strides[2] = 3 * c; w_d.strides[3] = c;
+        std::vector<int8_t> wt(sp_tensor_span(&w_d));
+        for (int k = 0; k < c; ++k)
+          for (int r = 0; r < 3; ++r)
+            for (int s = 0; s < 3; ++s) wt[Off(w_d, k, 0, r, s)] = cc.wt[(k * 3 + r) * 3 + s];
+        const sp_tensor_t in_d = Nhwc(2, c, 9, 8), out_d = Nhwc(2, c, cc.oh(), cc.ow());
+        const std::vector<int8_t> in = Pack(in_d, cc.in);
+        OutBuf out(out_d);
+        const int32_t stride[2] = {st, st}, pad[4] = {1, 0, 2, 1}, dl[2] = {dil, dil};
+        ASSERT_EQ(sp_conv_s8_depthwise(&in_d, in.data(), cc.in_zp, &w_d, wt.data(), cc.bias.data(), cc.rq.data(),
+                                       cc.out_zp, cc.act_min, cc.act_max, stride, pad, dl, c, &out_d, out.data()),
+                  SP_OK);
+        EXPECT_EQ(out.Unpack(), RefConv(cc)) << "c " << c << " dilation " << dil << " stride " << st;
+        ++cases;
+      }
+  EXPECT_EQ(cases, 16);
+}
+
 TEST(ConvS8, PointwiseMatchesNaiveAndGeneric) {
   std::mt19937 rng(4);
   for (int st : {1, 2}) {
