@@ -21,12 +21,6 @@ std::vector<std::pair<int64_t, int64_t>> BufferPieces(const Plan& p, const Buffe
 
 bool Wraps(const Plan& p, const Buffer& b) { return BufferPieces(p, b).size() == 2; }
 
-const Buffer* LiveBuffer(const Plan& p, const std::string& tensor, int s, const std::string& level) {
-  for (const Buffer& b : p.buffers)
-    if (b.tensor == tensor && b.first_step <= s && s <= b.last_step && (level.empty() || b.level == level)) return &b;
-  return nullptr;
-}
-
 bool IsSegmentStep(const Plan& p, int s) {
   if (s < 0 || s >= static_cast<int>(p.steps.size())) return false;
   const auto& sops = p.steps[s].ops;

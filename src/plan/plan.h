@@ -125,8 +125,6 @@ const Pool* FindPool(const Plan& p, const std::string& level);
 // level's pool (then [offset, pool) and [0, offset + bytes - pool)).
 std::vector<std::pair<int64_t, int64_t>> BufferPieces(const Plan& p, const Buffer& b);
 bool Wraps(const Plan& p, const Buffer& b);
-// The buffer of `tensor` live at step s in `level` (any level when empty), or nullptr.
-const Buffer* LiveBuffer(const Plan& p, const std::string& tensor, int s, const std::string& level = "");
 // Step s runs the segment-aware kernels (sramplan_rt_seg.h) on its level as a circular pool: a fused
 // inverted bottleneck (Conv, DepthwiseConv, Conv [, Add]) or a single op whose output declares a
 // "segment-overlap".
