@@ -59,7 +59,7 @@ json+="]"
 # plan (plain kernels, in-place depthwise) against vmcu's (segment-aware kernels).
 cli=$build/sramplan
 if [[ -x $cli ]]; then
-  md+="\n## Whole network (host build of the generated firmware, all instructions of one inference)\n\nTinyEngine's in-place depthwise runs channel plane by channel plane (a strided loop per plane, with a one-plane scratch), which is where most of the difference comes from; vmcu's plan runs 14 of its 16 fused groups with the row cache.\n\n| plan | instructions | vs tinyengine |\n|---|---:|---:|\n"
+  md+="\n## Whole network (host build of the generated firmware, all instructions of one inference)\n\nTinyEngine's plan runs the plain kernels (its in-place depthwise plane by plane through a one-plane scratch); vmcu's runs the segment-aware kernels, 14 of its 16 fused groups with the row cache (each expanded pixel computed once).\n\n| plan | instructions | vs tinyengine |\n|---|---:|---:|\n"
   json+=", \"network\": ["
   base=""
   nfirst=1

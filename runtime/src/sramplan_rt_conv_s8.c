@@ -252,7 +252,10 @@ sp_status_t sp_conv_s8(const sp_tensor_t* in_desc, const int8_t* in, int32_t in_
         !pad[2] && !pad[3])
       return sp_conv_s8_pointwise(in_desc, in, in_zp, w_desc, w, bias, rq, out_zp, act_min,
                                   act_max, stride, pad, dilation, groups, out_desc, out);
-    if (groups > 1 && groups == in_desc->dims[1])
+    /* Depthwise; also one channel to one channel (TinyEngine's in-place depthwise runs plane by
+     * plane), which is the depthwise loop with C = 1 and its hoisted window bounds. */
+    if ((groups > 1 && groups == in_desc->dims[1]) ||
+        (groups == 1 && in_desc->dims[1] == 1 && w_desc->dims[0] == 1 && w_desc->dims[1] == 1))
       return sp_conv_s8_depthwise(in_desc, in, in_zp, w_desc, w, bias, rq, out_zp, act_min,
                                   act_max, stride, pad, dilation, groups, out_desc, out);
   }

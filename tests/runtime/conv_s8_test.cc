@@ -366,6 +366,21 @@ TEST(ConvS8, DepthwiseChannelContiguousFastPath) {
   EXPECT_EQ(cases, 16);
 }
 
+// One channel to one channel (TinyEngine's in-place depthwise, plane by plane): sp_conv_s8 takes the
+// depthwise loop; it equals the generic loop and the reference.
+TEST(ConvS8, SingleChannelTakesTheDepthwiseLoop) {
+  std::mt19937 rng(41);
+  for (int dil : {1, 2})
+    for (int st : {1, 2}) {
+      const ConvCase cc = RandomCase(rng, 2, 1, 9, 7, 1, 3, 3, 1, {st, st}, {1, 1, 0, 2}, {dil, dil});
+      const std::vector<int8_t> ref = RefConv(cc);
+      for (bool nhwc : {false, true}) {
+        EXPECT_EQ(RunConv(cc, nhwc, false, Path::kAuto), ref) << dil << st << nhwc;
+        EXPECT_EQ(RunConv(cc, nhwc, true, Path::kGeneric), ref) << dil << st << nhwc;
+      }
+    }
+}
+
 TEST(ConvS8, PointwiseMatchesNaiveAndGeneric) {
   std::mt19937 rng(4);
   for (int st : {1, 2}) {
