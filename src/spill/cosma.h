@@ -24,6 +24,16 @@
 //     and placement, and an order, which is placed with the fixed-schedule stages. proved_optimal when
 //     the best placed solution meets that bound. Addresses are not in the joint ILP (they would only
 //     weaken it); graphs with more than 20000 operator-step pairs skip it (no joint bound then).
+//     Between the two, an order search (the only order optimisation on graphs that skip the joint ILP,
+//     a warm start for it otherwise): randomised memory-pressure list schedules and an iterated local
+//     search that moves one op or a block of up to 16 consecutive ops inside its dependency window,
+//     scored by a capacity-only Belady simulation (a feasible point of the fixed-order capacity model,
+//     so an upper bound on its optimum; under 20 us per order on a 678-op NAS graph); the 8 best distinct
+//     orders are then solved exactly by the fixed-order path and the best placed solution is kept. It
+//     never returns more than the fixed-order result of any warm order it placed (the min-peak order
+//     from the driver). Without the joint ILP the lower bound is 0 and proved_optimal is false unless
+//     the traffic is 0: a fixed-order bound holds for that order only, not over orders (the detail
+//     gives it). Ops without outputs (views) are kept before every later reader of their inputs.
 // Warm starts: Belady and greedy replacement on every candidate order; the best one is CBC's first
 // incumbent, and if it already has zero non-compulsory bytes it is returned without any ILP.
 #pragma once
@@ -44,6 +54,15 @@ struct CosmaOptions {
                                               // (overrun: one cut pass or heuristic call). A solution cut
                                               // short says so in hit_time_limit and its detail.
   bool verbose = false;                       // CBC's log to stdout
+  // Joint mode only. Order search: randomised memory-pressure list schedules and a local search over
+  // the order (move one op inside its dependency window), scored by a capacity-only Belady simulation,
+  // the best few orders then solved exactly by the fixed-order path. It is what searches orders on
+  // graphs too large for the time-indexed ILP and a warm start for that ILP otherwise.
+  bool order_search = true;
+  int64_t order_search_evals = 0;             // cap on simulated orders (0: max(20000, 600 x ops))
+  uint32_t seed = 1;                          // of the search's random choices (results are deterministic
+                                              // unless the time limit cuts the search)
+  bool joint_ilp = true;                      // false: never build the time-indexed ILP (no joint bound)
 };
 
 // Returns a solution that passes CheckSolution. method = "cosma" (joint) or "cosma-fixed".
