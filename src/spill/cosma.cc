@@ -1403,33 +1403,59 @@ StatusOr<SpillSolution> SolveCosma(const SpillProblem& p, const CosmaOptions& o)
   int64_t winner_fixed_bound = -1;  // the fixed-order bound of the winner's order (not a bound over orders)
   std::string detail;
   int placed = 0;
+  // Per searched order: "fallback/exact" bytes (the address-aware baselines' best, then the exact
+  // fixed-order solve's, '-' when it was skipped or failed), for the detail.
+  std::string order_log;
   auto place = [&](const std::vector<int>& ord, double limit, bool quiet) {
+    // The address-aware baselines (Belady, greedy) always give a placed, valid solution for the order:
+    // the exact solve's warm start, and a candidate of their own, so that an order whose exact solve is
+    // skipped, fails or runs out of time still counts with its best placed solution.
     std::optional<SpillSolution> warm;
     auto b = SolveBelady(p, ord);
     auto g = SolveGreedy(p, ord);
-    if (b.ok()) warm = *b;
-    if (g.ok() && (!warm || g->noncompulsory_bytes < warm->noncompulsory_bytes)) warm = *g;
-    if (winner && winner->order == ord) warm = *winner;
+    if (b.ok() && CheckSolution(p, *b).ok()) warm = *b;
+    if (g.ok() && CheckSolution(p, *g).ok() && (!warm || g->noncompulsory_bytes < warm->noncompulsory_bytes)) {
+      warm = *g;
+    }
+    bool improved = false;
+    auto offer = [&](const SpillSolution& cand, int64_t fixed_bound) {
+      if (!winner || cand.noncompulsory_bytes < winner->noncompulsory_bytes ||
+          (cand.noncompulsory_bytes == winner->noncompulsory_bytes && winner->order == ord &&
+           fixed_bound > winner_fixed_bound)) {
+        const bool better = !winner || cand.noncompulsory_bytes < winner->noncompulsory_bytes;
+        winner = cand;
+        winner_fixed_bound = fixed_bound;
+        improved |= better;
+      }
+    };
+    if (quiet) {
+      order_log += (order_log.empty() ? "" : ", ") +
+                   (warm ? std::to_string(warm->noncompulsory_bytes) : std::string("-")) + "/";
+    }
+    if (warm) offer(*warm, -1);
+    if (winner && winner->order == ord && (!warm || winner->noncompulsory_bytes < warm->noncompulsory_bytes)) {
+      warm = *winner;
+    }
     if (limit <= 0.05) {
       hit_limit = true;
       if (!quiet) detail += "; placement skipped (time limit)";
-      return false;
+      if (quiet) order_log += "-";
+      return improved;
     }
     auto fr = SolveFixed(p, s, ord, warm ? &*warm : nullptr, limit, o.verbose);
     ++placed;
-    if (!fr.ok()) return false;
+    if (!fr.ok() || !CheckSolution(p, fr->solution).ok()) {
+      if (quiet) order_log += "-";
+      return improved;
+    }
     hit_limit |= fr->hit_limit;
+    if (quiet) order_log += std::to_string(fr->solution.noncompulsory_bytes);
     if (!quiet) {
       detail += "; placement " + std::to_string(placed) + ": cbc " + fr->status + ", " + std::to_string(fr->vars) +
                 " vars, " + std::to_string(fr->rows) + " rows, " + Fmt("%.2f s", fr->seconds);
     }
-    if (!winner || fr->solution.noncompulsory_bytes < winner->noncompulsory_bytes ||
-        (fr->solution.noncompulsory_bytes == winner->noncompulsory_bytes && winner->order == ord)) {
-      winner = fr->solution;
-      winner_fixed_bound = fr->lower_bound;
-      return true;
-    }
-    return false;
+    offer(fr->solution, fr->lower_bound);
+    return improved;
   };
   const double T = o.time_limit_s;
   auto left = [&]() { return T - SecondsSince(t0); };
@@ -1468,7 +1494,11 @@ StatusOr<SpillSolution> SolveCosma(const SpillProblem& p, const CosmaOptions& o)
         hit_limit = true;
         break;
       }
-      const double share = remaining / static_cast<double>(sr.elite.size() - k);
+      // The best simulated order gets half of the placement time: its capacity optimum is the lowest,
+      // and on fragmenting graphs (NAS cells) the exact placer needs seconds to place it; the other
+      // orders share the rest (time an easy order leaves unused passes to the next ones).
+      double share = remaining / static_cast<double>(sr.elite.size() - k);
+      if (k == 0) share = std::max(share, 0.5 * remaining);
       ++exact;
       improved += place(ord, std::max(std::min(remaining, 0.05 * T), share), true);
     }
@@ -1476,7 +1506,8 @@ StatusOr<SpillSolution> SolveCosma(const SpillProblem& p, const CosmaOptions& o)
                     std::to_string(sr.list_schedules) + " list schedules), simulated cost " +
                     std::to_string(sr.start_cost) + " -> " +
                     (sr.elite_cost.empty() ? std::string("?") : std::to_string(sr.elite_cost.front())) + " B, " +
-                    std::to_string(exact) + " orders solved exactly, " + std::to_string(before) + " -> " +
+                    std::to_string(exact) + " orders solved exactly (baselines/exact B: " + order_log + "), " +
+                    std::to_string(before) + " -> " +
                     std::to_string(winner->noncompulsory_bytes) + " B" +
                     (sr.hit_deadline ? " (search stopped by the time limit)" : "");
   }

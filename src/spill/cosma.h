@@ -29,7 +29,9 @@
 //     search that moves one op or a block of up to 16 consecutive ops inside its dependency window,
 //     scored by a capacity-only Belady simulation (a feasible point of the fixed-order capacity model,
 //     so an upper bound on its optimum; under 20 us per order on a 678-op NAS graph); the 8 best distinct
-//     orders are then solved exactly by the fixed-order path and the best placed solution is kept. It
+//     orders are then solved exactly by the fixed-order path (the best simulated order gets half of that
+//     time, the others share the rest) and the best placed solution is kept, counting each order's
+//     address-aware baselines (Belady, greedy: always placed and valid) besides its exact solve. It
 //     never returns more than the fixed-order result of any warm order it placed (the min-peak order
 //     from the driver). Without the joint ILP the lower bound is 0 and proved_optimal is false unless
 //     the traffic is 0: a fixed-order bound holds for that order only, not over orders (the detail

@@ -436,5 +436,33 @@ TEST(CosmaTest, OrderSearchKeepsReadersAfterViewOps) {
   EXPECT_LT(step[2], step[4]) << j->detail;
 }
 
+// The joint mode keeps the best placed solution over every order it tried, counting the address-aware
+// baselines (Belady, greedy) of each order besides its exact solve: on larger random graphs, with time
+// limits short enough to cut the exact solves short, its result is valid and never worse than either
+// baseline on the order it returns, nor on the model order it starts from.
+TEST(CosmaTest, JointNeverWorseThanBaselinesOnItsOrderUnderShortLimits) {
+  for (uint32_t seed = 21; seed <= 26; ++seed) {
+    SpillProblem p = RandomProblem(seed, 40 + static_cast<int>(seed % 3) * 10, seed % 2 == 0 ? 4 : 1);
+    for (double limit : {0.2, 1.0}) {
+      SCOPED_TRACE("seed " + std::to_string(seed) + ", limit " + std::to_string(limit));
+      CosmaOptions jo;
+      jo.joint_ilp = false;
+      jo.time_limit_s = limit;
+      jo.order_search_evals = 4000;
+      auto j = SolveCosma(p, jo);
+      ASSERT_TRUE(j.ok()) << j.status().message();
+      ASSERT_TRUE(CheckSolution(p, *j).ok()) << CheckSolution(p, *j).message();
+      for (const auto& ord : {j->order, ModelOrder(p)}) {
+        auto b = SolveBelady(p, ord);
+        auto g = SolveGreedy(p, ord);
+        ASSERT_TRUE(b.ok() && g.ok());
+        EXPECT_LE(j->noncompulsory_bytes, b->noncompulsory_bytes) << j->detail;
+        EXPECT_LE(j->noncompulsory_bytes, g->noncompulsory_bytes) << j->detail;
+      }
+      EXPECT_LE(j->lower_bound_bytes, j->noncompulsory_bytes);
+    }
+  }
+}
+
 }  // namespace
 }  // namespace sramplan::spill

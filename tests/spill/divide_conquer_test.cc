@@ -120,7 +120,9 @@ TEST(DivideAndConquerTest, BoundaryTensorsArePinnedWhenTheBudgetAllows) {
   ASSERT_TRUE(CheckSolution(p, *s).ok()) << CheckSolution(p, *s).message();
   EXPECT_EQ(s->noncompulsory_bytes, 20) << s->detail;  // b: spill 10 + reload 10; w stays
   for (const Move& m : s->moves) {
-    if (m.kind == MoveKind::kSpill || m.kind == MoveKind::kReload) EXPECT_EQ(m.tensor, b);
+    if (m.kind == MoveKind::kSpill || m.kind == MoveKind::kReload) {
+      EXPECT_EQ(m.tensor, b);
+    }
   }
 }
 
@@ -186,7 +188,9 @@ TEST(DivideAndConquerTest, RandomInstancesAreValidAndBracketTheOptimum) {
     ASSERT_TRUE(opt.ok()) << opt.status().message();
     // The parts' bounds are a bound for every solution of this order; D&C is one such solution.
     EXPECT_LE(dc->lower_bound_bytes, opt->noncompulsory_bytes) << dc->detail;
-    if (opt->proved_optimal) EXPECT_GE(dc->noncompulsory_bytes, opt->noncompulsory_bytes) << dc->detail;
+    if (opt->proved_optimal) {
+      EXPECT_GE(dc->noncompulsory_bytes, opt->noncompulsory_bytes) << dc->detail;
+    }
 
     // Parts that may reorder their own ops are valid too.
     o.joint_parts = true;
