@@ -45,6 +45,20 @@ inline const char* kBottleneckGraph = R"({
   ]
 })";
 
+// x -> p1 -> A1 (100 B) -> p2 -> A2 (1 B); x -> q1 -> B1 (100 B) -> q2 -> B2 (1 B); add(A2, B2) -> y.
+// The model order interleaves the branches (p1, q1, p2, q2, add): at q1 x, A1 and B1 are live: 201 B.
+// Finishing one branch first (p1, p2, q1, q2, add) peaks at 102 B (at q1: x + A2 + B1), the optimum.
+inline const char* kTwoBranchesGraph = R"({"format": "sramplan-graph", "dtype": "int8", "name": "branches",
+  "tensors": [{"name": "x", "shape": [1], "kind": "input"},
+              {"name": "A1", "shape": [100]}, {"name": "A2", "shape": [1]},
+              {"name": "B1", "shape": [100]}, {"name": "B2", "shape": [1]},
+              {"name": "y", "shape": [1], "kind": "output"}],
+  "ops": [{"name": "p1", "type": "Opaque", "inputs": ["x"], "outputs": ["A1"]},
+          {"name": "q1", "type": "Opaque", "inputs": ["x"], "outputs": ["B1"]},
+          {"name": "p2", "type": "Opaque", "inputs": ["A1"], "outputs": ["A2"]},
+          {"name": "q2", "type": "Opaque", "inputs": ["B1"], "outputs": ["B2"]},
+          {"name": "add", "type": "Add", "inputs": ["A2", "B2"], "outputs": ["y"]}]})";
+
 // A linear network where every step is tight: x[1,20,20,16] -> `convs` 3x3 convolutions (pad 1,
 // 16 -> 16) -> y. Each step needs its input and output overlapped by the segment shift of 336 bytes
 // (6736 B), and a linear arena drifts down by 336 bytes per layer; a circular pool does not.

@@ -9,28 +9,15 @@
 
 #include "analysis/liveness.h"
 #include "import/import.h"
+#include "test_graphs.h"
 #include "random_graphs.h"
 #include "schedule/min_peak.h"
 
 namespace sramplan::schedule {
 namespace {
 
-// x -> p1 -> A1 (100 B) -> p2 -> A2 (1 B); x -> q1 -> B1 (100 B) -> q2 -> B2 (1 B); add(A2, B2) -> y.
-// Model order p1, q1, p2, q2, add: at q1 x (1), A1 (100) and B1 (100) are live: 201 B. Finishing one
-// branch first (p1, p2, q1, q2, add): at q1 x + A2 + B1 = 102 B, the optimum.
-const char* kTwoBranches = R"({"format": "sramplan-graph", "dtype": "int8", "name": "branches",
-  "tensors": [{"name": "x", "shape": [1], "kind": "input"},
-              {"name": "A1", "shape": [100]}, {"name": "A2", "shape": [1]},
-              {"name": "B1", "shape": [100]}, {"name": "B2", "shape": [1]},
-              {"name": "y", "shape": [1], "kind": "output"}],
-  "ops": [{"name": "p1", "type": "Opaque", "inputs": ["x"], "outputs": ["A1"]},
-          {"name": "q1", "type": "Opaque", "inputs": ["x"], "outputs": ["B1"]},
-          {"name": "p2", "type": "Opaque", "inputs": ["A1"], "outputs": ["A2"]},
-          {"name": "q2", "type": "Opaque", "inputs": ["B1"], "outputs": ["B2"]},
-          {"name": "add", "type": "Add", "inputs": ["A2", "B2"], "outputs": ["y"]}]})";
-
 TEST(MinPeakIlp, FinishesOneBranchFirst) {
-  auto g = import::ImportNativeJson(kTwoBranches, "b", {});
+  auto g = import::ImportNativeJson(sramplan::testing::kTwoBranchesGraph, "b", {});
   ASSERT_TRUE(g.ok()) << g.status().message();
   MinPeakResult r = MinPeakIlp(*g, 20);
   EXPECT_EQ(r.method, "ilp");

@@ -8,26 +8,13 @@
 
 #include "analysis/liveness.h"
 #include "import/import.h"
+#include "test_graphs.h"
 
 namespace sramplan::schedule {
 namespace {
 
-// x -> p1 -> A1 (100 B) -> p2 -> A2 (1 B); x -> q1 -> B1 (100 B) -> q2 -> B2 (1 B); add(A2, B2) -> y.
-// The model order interleaves the branches (p1, q1, p2, q2, add): at q1 x, A1 and B1 are live: 201 B.
-// Finishing one branch first (p1, p2, q1, q2, add) peaks at 102 B (q1: A2 + B1 + x... x dies at q1).
-const char* kTwoBranches = R"({"format": "sramplan-graph", "dtype": "int8", "name": "branches",
-  "tensors": [{"name": "x", "shape": [1], "kind": "input"},
-              {"name": "A1", "shape": [100]}, {"name": "A2", "shape": [1]},
-              {"name": "B1", "shape": [100]}, {"name": "B2", "shape": [1]},
-              {"name": "y", "shape": [1], "kind": "output"}],
-  "ops": [{"name": "p1", "type": "Opaque", "inputs": ["x"], "outputs": ["A1"]},
-          {"name": "q1", "type": "Opaque", "inputs": ["x"], "outputs": ["B1"]},
-          {"name": "p2", "type": "Opaque", "inputs": ["A1"], "outputs": ["A2"]},
-          {"name": "q2", "type": "Opaque", "inputs": ["B1"], "outputs": ["B2"]},
-          {"name": "add", "type": "Add", "inputs": ["A2", "B2"], "outputs": ["y"]}]})";
-
 TEST(MinPeak, FinishesOneBranchFirst) {
-  auto g = import::ImportNativeJson(kTwoBranches, "b", {});
+  auto g = import::ImportNativeJson(sramplan::testing::kTwoBranchesGraph, "b", {});
   ASSERT_TRUE(g.ok()) << g.status().message();
   MinPeakResult r = MinPeakSchedule(*g);
   EXPECT_TRUE(r.proved_optimal);
@@ -100,7 +87,7 @@ TEST(MinPeak, MatchesBruteForceOnSmallRandomDags) {
 }
 
 TEST(MinPeak, BeamFallbackStillValid) {
-  auto g = import::ImportNativeJson(kTwoBranches, "b", {});
+  auto g = import::ImportNativeJson(sramplan::testing::kTwoBranchesGraph, "b", {});
   MinPeakOptions o;
   o.max_states = 1;  // force the fallback
   o.hierarchical_fallback = false;

@@ -12,25 +12,13 @@
 
 #include "spill/cosma.h"
 #include "spill/spill.h"
+#include "spill_builders.h"
 
 namespace sramplan::spill {
 namespace {
 
-int AddTensor(SpillProblem* p, const std::string& name, int64_t bytes, bool input = false, bool weight = false,
-              bool output = false) {
-  SpillTensor t;
-  t.name = name;
-  t.bytes = bytes;
-  t.graph_input = input;
-  t.weight = weight;
-  t.graph_output = output;
-  p->tensors.push_back(t);
-  return static_cast<int>(p->tensors.size()) - 1;
-}
-
-void AddOp(SpillProblem* p, const std::string& name, std::vector<int> in, std::vector<int> out) {
-  p->ops.push_back({name, std::move(in), std::move(out)});
-}
+using testing::AddOp;
+using testing::AddTensor;
 
 // x -> t1 -> t2 -> t3 -> t4 -> t5 -> y, all 10 bytes, budget 20 = M_min: the whole chain runs with
 // no traffic. With at most 3 ops per part the only cut is before step 3, crossed by t3 (produced at
