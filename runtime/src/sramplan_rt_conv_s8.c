@@ -54,6 +54,12 @@ static sp_status_t conv_check(const sp_tensor_t* in_desc, const sp_tensor_t* w_d
   return SP_OK;
 }
 
+/* Window taps inside the input along one axis: 0 <= i0 + t*d < n for t in [*lo, *hi). */
+static inline void tap_range(int32_t i0, int32_t k, int32_t d, int32_t n, int32_t* lo, int32_t* hi) {
+  *lo = i0 < 0 ? sp_ceil_div_i32(-i0, d) : 0;
+  *hi = SP_MIN(k, sp_ceil_div_i32(n - i0, d));
+}
+
 static inline int8_t requant_out(int32_t acc, const sp_requant_t* rq, int32_t out_zp,
                                  int32_t act_min, int32_t act_max) {
   int32_t v = sp_mbqm(acc, rq->multiplier, rq->shift) + out_zp;
@@ -140,12 +146,12 @@ sp_status_t sp_conv_s8_depthwise(const sp_tensor_t* in_desc, const int8_t* in, i
     for (n = 0; n < g.n; ++n) {
       for (oh = 0; oh < g.oh; ++oh) {
         const int32_t ih0 = oh * g.sh - g.pt;
-        const int32_t r_lo = ih0 < 0 ? sp_ceil_div_i32(-ih0, g.dh) : 0;
-        const int32_t r_hi = SP_MIN(g.r, sp_ceil_div_i32(g.h - ih0, g.dh));
+        int32_t r_lo, r_hi;
+        tap_range(ih0, g.r, g.dh, g.h, &r_lo, &r_hi);
         for (ow = 0; ow < g.ow; ++ow) {
           const int32_t iw0 = ow * g.sw - g.pl;
-          const int32_t s_lo = iw0 < 0 ? sp_ceil_div_i32(-iw0, g.dw) : 0;
-          const int32_t s_hi = SP_MIN(g.s, sp_ceil_div_i32(g.w - iw0, g.dw));
+          int32_t s_lo, s_hi;
+          tap_range(iw0, g.s, g.dw, g.w, &s_lo, &s_hi);
           int8_t* const po = out + n * osn + oh * osh + ow * osw;
           int32_t c0;
           for (c0 = 0; c0 < g.c; c0 += kChunk) {
@@ -174,13 +180,12 @@ sp_status_t sp_conv_s8_depthwise(const sp_tensor_t* in_desc, const int8_t* in, i
   for (n = 0; n < g.n; ++n) {
     for (oh = 0; oh < g.oh; ++oh) {
       const int32_t ih0 = oh * g.sh - g.pt;
-      /* Valid kernel rows: 0 <= ih0 + r*dh < H. */
-      const int32_t r_lo = ih0 < 0 ? sp_ceil_div_i32(-ih0, g.dh) : 0;
-      const int32_t r_hi = SP_MIN(g.r, sp_ceil_div_i32(g.h - ih0, g.dh));
+      int32_t r_lo, r_hi;  /* valid kernel rows: 0 <= ih0 + r*dh < H */
+      tap_range(ih0, g.r, g.dh, g.h, &r_lo, &r_hi);
       for (ow = 0; ow < g.ow; ++ow) {
         const int32_t iw0 = ow * g.sw - g.pl;
-        const int32_t s_lo = iw0 < 0 ? sp_ceil_div_i32(-iw0, g.dw) : 0;
-        const int32_t s_hi = SP_MIN(g.s, sp_ceil_div_i32(g.w - iw0, g.dw));
+        int32_t s_lo, s_hi;
+        tap_range(iw0, g.s, g.dw, g.w, &s_lo, &s_hi);
         for (c = 0; c < g.c; ++c) {
           const int8_t* pc = in + n * isn + c * isc;
           for (m = 0; m < g.kg; ++m) {

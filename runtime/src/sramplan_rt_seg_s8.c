@@ -333,6 +333,28 @@ typedef struct {
   int32_t tr;   /* logical input offset (tracing) */
 } seg_tap_t;
 
+/* The taps of the window of output pixel (oh, ow) that fall inside the H x W input (padding skipped),
+ * in row-major (r, s) order: logical input offset `tr` of the tap's pixel (C bytes per pixel) and
+ * weight offset `woff` = (r*S + s)*C. Returns their number. */
+static int32_t seg_window_taps(const sp_seg_conv_shape_t* shape, int32_t oh, int32_t ow, int32_t C,
+                               seg_tap_t* taps) {
+  const int32_t ih0 = oh * shape->stride_h - shape->pad_top;
+  const int32_t iw0 = ow * shape->stride_w - shape->pad_left;
+  int32_t r, s, ntap = 0;
+  for (r = 0; r < shape->r; ++r) {
+    const int32_t ih = ih0 + r * shape->dilation_h;
+    if (ih < 0 || ih >= shape->h) continue;
+    for (s = 0; s < shape->s; ++s) {
+      const int32_t iw = iw0 + s * shape->dilation_w;
+      if (iw < 0 || iw >= shape->w) continue;
+      taps[ntap].tr = (ih * shape->w + iw) * C;
+      taps[ntap].woff = (r * shape->s + s) * C;
+      ++ntap;
+    }
+  }
+  return ntap;
+}
+
 /* Workspace of sp_seg_conv_s8: C_out, or min(C_in, C_out) when it runs the pointwise loop. */
 static int32_t seg_conv_ws_need(const sp_seg_conv_shape_t* s) {
   if (s == 0) return 0;
@@ -347,7 +369,7 @@ SP_SEG_LINKAGE sp_status_t SP_SEG_FN(sp_seg_conv_s8)(const sp_seg_pool_t* pool, 
                                                      const sp_seg_layer_s8_t* layer,
                                                      int8_t* workspace, int32_t workspace_bytes) {
   seg_tap_t taps[SP_SEG_MAX_TAPS];
-  int32_t oh, ow, OH, OW, size, r, s, t, k, ntap;
+  int32_t oh, ow, OH, OW, size, t, k, ntap;
   int8_t* const base = pool ? pool->base : 0;
   const sp_status_t st = seg_conv_check(pool, in_start, out_start, shape, layer, workspace,
                                         workspace_bytes, seg_conv_ws_need(shape), &OH, &OW, &size);
@@ -357,7 +379,7 @@ SP_SEG_LINKAGE sp_status_t SP_SEG_FN(sp_seg_conv_s8)(const sp_seg_pool_t* pool, 
     return SP_SEG_FN(sp_seg_pointwise_s8)(pool, in_start, out_start, shape, layer, workspace,
                                           workspace_bytes);
   {
-    const int32_t C = shape->c_in, K = shape->c_out, H = shape->h, W = shape->w;
+    const int32_t C = shape->c_in, K = shape->c_out;
     const int32_t wk_stride = shape->r * shape->s * C;
     const int32_t in_off = -layer->in_zp;
     const int8_t* const w = layer->weights;
@@ -365,26 +387,13 @@ SP_SEG_LINKAGE sp_status_t SP_SEG_FN(sp_seg_conv_s8)(const sp_seg_pool_t* pool, 
     const sp_requant_t* const rq = layer->rq;
     const int32_t out_zp = layer->out_zp, act_min = layer->act_min, act_max = layer->act_max;
     for (oh = 0; oh < OH; ++oh) {
-      const int32_t ih0 = oh * shape->stride_h - shape->pad_top;
       for (ow = 0; ow < OW; ++ow) {
-        const int32_t iw0 = ow * shape->stride_w - shape->pad_left;
         const int32_t out_off = (oh * OW + ow) * K;
-        ntap = 0;
-        for (r = 0; r < shape->r; ++r) {
-          const int32_t ih = ih0 + r * shape->dilation_h;
-          if (ih < 0 || ih >= H) continue;
-          for (s = 0; s < shape->s; ++s) {
-            const int32_t iw = iw0 + s * shape->dilation_w;
-            int32_t off;
-            if (iw < 0 || iw >= W) continue;
-            off = (ih * W + iw) * C;
-            taps[ntap].pos = seg_pos(in_start, off, size);
-            taps[ntap].n1 = SP_MIN(C, size - taps[ntap].pos);
-            taps[ntap].woff = (r * shape->s + s) * C;
-            taps[ntap].tr = off;
-            SP_SEG_TR_READ(off, C);
-            ++ntap;
-          }
+        ntap = seg_window_taps(shape, oh, ow, C, taps);
+        for (t = 0; t < ntap; ++t) {
+          taps[t].pos = seg_pos(in_start, taps[t].tr, size);
+          taps[t].n1 = SP_MIN(C, size - taps[t].pos);
+          SP_SEG_TR_READ(taps[t].tr, C);
         }
         /* The whole output pixel into the workspace, then one store. */
         for (k = 0; k < K; ++k) {
@@ -415,7 +424,7 @@ SP_SEG_LINKAGE sp_status_t SP_SEG_FN(sp_seg_depthwise_s8)(const sp_seg_pool_t* p
                                                           int32_t workspace_bytes) {
   seg_tap_t taps[SP_SEG_MAX_TAPS];
   int32_t acc[SP_SEG_DW_CHUNK];
-  int32_t oh, ow, OH, OW, size, r, s, t, i, c0, ntap;
+  int32_t oh, ow, OH, OW, size, t, i, c0, ntap;
   int8_t* const base = pool ? pool->base : 0;
   const sp_status_t st = seg_conv_check(pool, in_start, out_start, shape, layer, workspace,
                                         workspace_bytes, shape ? shape->c_out : 0, &OH, &OW,
@@ -423,29 +432,16 @@ SP_SEG_LINKAGE sp_status_t SP_SEG_FN(sp_seg_depthwise_s8)(const sp_seg_pool_t* p
   if (st != SP_OK) return st;
   if (shape->c_out != shape->c_in) return SP_BAD_ARGUMENT;
   {
-    const int32_t C = shape->c_in, H = shape->h, W = shape->w;
+    const int32_t C = shape->c_in;
     const int32_t in_off = -layer->in_zp;
     const int8_t* const w = layer->weights;
     const int32_t* const bias = layer->bias;
     const sp_requant_t* const rq = layer->rq;
     const int32_t out_zp = layer->out_zp, act_min = layer->act_min, act_max = layer->act_max;
     for (oh = 0; oh < OH; ++oh) {
-      const int32_t ih0 = oh * shape->stride_h - shape->pad_top;
       for (ow = 0; ow < OW; ++ow) {
-        const int32_t iw0 = ow * shape->stride_w - shape->pad_left;
         const int32_t out_off = (oh * OW + ow) * C;
-        ntap = 0;
-        for (r = 0; r < shape->r; ++r) {
-          const int32_t ih = ih0 + r * shape->dilation_h;
-          if (ih < 0 || ih >= H) continue;
-          for (s = 0; s < shape->s; ++s) {
-            const int32_t iw = iw0 + s * shape->dilation_w;
-            if (iw < 0 || iw >= W) continue;
-            taps[ntap].tr = (ih * W + iw) * C;
-            taps[ntap].woff = (r * shape->s + s) * C;
-            ++ntap;
-          }
-        }
+        ntap = seg_window_taps(shape, oh, ow, C, taps);
         /* Channel chunks accumulate in registers / stack; results go to the workspace; the
          * pixel is stored once, after every read of its window. */
         for (c0 = 0; c0 < C; c0 += SP_SEG_DW_CHUNK) {

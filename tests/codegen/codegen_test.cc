@@ -446,7 +446,9 @@ TEST(Codegen, CircularPoolFirmwareMatchesTheArenaExecutor) {
   const std::string& c = File(fw, "model.c");
   bool input_wraps = false;
   for (const auto& b : p.buffers) input_wraps = input_wraps || (b.tensor == "x" && plan::Wraps(p, b));
-  if (input_wraps) EXPECT_NE(c.find("wrapped to the pool's start"), std::string::npos);
+  if (input_wraps) {
+    EXPECT_NE(c.find("wrapped to the pool's start"), std::string::npos);
+  }
   std::string out = RunOnHost(fw, "conv_chain_vmcu");
   EXPECT_EQ(PrintedChecksum(out), Hex(fw.expected_checksum)) << out;
   EXPECT_NE(out.find("matches the host executor"), std::string::npos) << out;
