@@ -3,6 +3,11 @@
 // the executor and the code generator).
 #include "plan/plan.h"
 
+#include <limits>
+#include <optional>
+
+#include "support/int_math.h"
+
 namespace sramplan::plan {
 
 const Pool* FindPool(const Plan& p, const std::string& level) {
@@ -12,11 +17,14 @@ const Pool* FindPool(const Plan& p, const std::string& level) {
 }
 
 std::vector<std::pair<int64_t, int64_t>> BufferPieces(const Plan& p, const Buffer& b) {
+  // The end is computed without overflow: a malformed buffer (offset or bytes near INT64_MAX, which
+  // the verifier rejects) ends at INT64_MAX.
+  const std::optional<int64_t> end = CheckedAdd(b.offset, b.bytes);
   const Pool* pool = FindPool(p, b.level);
-  if (pool && pool->bytes > 0 && b.offset >= 0 && b.offset < pool->bytes && b.bytes <= pool->bytes &&
-      b.offset + b.bytes > pool->bytes)
-    return {{b.offset, pool->bytes}, {0, b.offset + b.bytes - pool->bytes}};
-  return {{b.offset, b.offset + b.bytes}};
+  if (pool && pool->bytes > 0 && b.offset >= 0 && b.offset < pool->bytes && b.bytes >= 0 && b.bytes <= pool->bytes &&
+      end && *end > pool->bytes)
+    return {{b.offset, pool->bytes}, {0, *end - pool->bytes}};
+  return {{b.offset, end ? *end : std::numeric_limits<int64_t>::max()}};
 }
 
 bool Wraps(const Plan& p, const Buffer& b) { return BufferPieces(p, b).size() == 2; }

@@ -1,13 +1,41 @@
+// PlanVerifier: checks a plan on its own terms, sharing no code with the planners (it depends only on
+// src/support and src/plan). VerifyPlan runs a fixed sequence of named checks over one Checker that
+// indexes the plan as it goes. Every value read from the plan is range-checked before anything loops
+// over it or does arithmetic with it: a check that finds an element malformed (a buffer whose offset,
+// size or live range is out of range, a step whose geometry disagrees with its tensors' shapes) reports
+// it and marks it, and the later checks leave it alone instead of overflowing or running for hours.
 #include "plan/verifier.h"
 
 #include <algorithm>
 #include <cstdint>
+#include <limits>
 #include <map>
 #include <set>
 #include <unordered_map>
 
+#include "support/int_math.h"
+#include "support/strings.h"
+
 namespace sramplan::plan {
 namespace {
+
+constexpr int64_t kInt64Max = std::numeric_limits<int64_t>::max();
+constexpr int64_t kInt32Max = std::numeric_limits<int32_t>::max();
+// Sane range of a window's kernel size, stride, dilation and padding: no real layer comes near it,
+// and it keeps every product of geometry and a tensor dimension far from overflow.
+constexpr int64_t kMaxWindow = int64_t{1} << 20;
+// The segment-overlap re-check walks the step's output pixels (or FC output chunks) once, in O(1)
+// each; beyond this many it refuses instead of running for minutes (a segment step that large would
+// need far more SRAM than any microcontroller has).
+constexpr int64_t kMaxSegmentSteps = int64_t{1} << 24;
+
+std::string Str(int64_t v) { return std::to_string(v); }
+std::string List(const std::vector<int64_t>& v) { return "[" + JoinInts(v, ", ") + "]"; }
+// A sum of plan values that sticks at the int64 limits instead of overflowing (reported metrics).
+int64_t SaturatingAdd(int64_t a, int64_t b) {
+  if (auto s = CheckedAdd(a, b)) return *s;
+  return b < 0 ? std::numeric_limits<int64_t>::min() : kInt64Max;
+}
 
 const std::set<std::string>& ElementwiseTypes() {
   static const std::set<std::string> k = {"Relu", "Clip", "Sigmoid", "HardSigmoid", "HardSwish",
@@ -18,154 +46,888 @@ const std::set<std::string>& ElementwiseTypes() {
   return k;
 }
 
+bool IsViewType(const std::string& t) {
+  return t == "Reshape" || t == "Flatten" || t == "Squeeze" || t == "Unsqueeze" || t == "Identity" || t == "Dropout";
+}
+bool IsConvType(const std::string& t) { return t == "Conv" || t == "DepthwiseConv"; }
+bool IsPoolType(const std::string& t) { return t == "MaxPool" || t == "AveragePool"; }
 
-// vMCU segment overlap: output buffer `out` starts below input buffer `in` of the same step. The
-// distance in bytes must cover the step's access order, recomputed here byte by byte (no code shared
-// with the planner's ISL analysis): the kernel runs steps j in order, each reading its input bytes
-// before writing its output bytes, so for every j < i the last byte j writes must lie below the first
-// byte i reads:  off(in) - off(out) >= max_{j<i} (last_write(j) - first_read(i)) + 1.
-//   - Conv / DepthwiseConv (NHWC, batch 1): steps = output pixels in row-major order; a step reads
-//     the input pixels of its window inside the image and writes its output pixel.
-//   - a fused group Conv (1x1, or any kernel/stride/padding: a stem) -> DepthwiseConv -> Conv 1x1
-//     [-> Add of the group input]: the same, with the depthwise window mapped through the expansion
-//     (a 1x1 stride-1 expansion keeps pixel positions) and the residual pixel.
-//   - Gemm / MatMul [M, K] x -> [M, N]: steps (m, chunk) with chunks of attrs segment_bytes output
-//     bytes; every step of row m reads all of input row m.
-std::string CheckSegmentOverlap(const Plan& p, const std::unordered_map<std::string, const Tensor*>& tensors,
-                                const Buffer& in, const Buffer& out) {
-  const int s = out.first_step;
-  if (in.level != out.level) return "the two buffers are in different levels";
-  if (in.last_step != s) return "the input must die at the step that writes the output (step " + std::to_string(s) + ")";
-  if (s < 0 || s >= static_cast<int>(p.steps.size())) return "no such step";
-  const auto& ops = p.steps[s].ops;
-  const std::string& xin = in.tensor;
-  auto shape = [&](const std::string& name) -> std::vector<int64_t> {
-    auto t = tensors.find(name);
-    return t == tensors.end() ? std::vector<int64_t>{} : t->second->shape;
-  };
-  auto attr = [](const StepOp& op, const char* k, std::vector<int64_t> d) {
-    auto it = op.attrs.find(k);
-    return it == op.attrs.end() ? d : it->second;
-  };
-  // Describe the access pattern.
-  std::vector<int64_t> x, y;
-  const StepOp* window_op = nullptr;
-  const StepOp* expand_op = nullptr;  // fused group: its expansion (any Conv; the window runs on its output)
-  std::vector<int64_t> mid;
-  bool residual = false;
-  bool fc = false;
-  int64_t chunk = 0;
-  if (ops.size() == 1) {
-    const StepOp& op = ops[0];
-    if (op.inputs.empty() || op.inputs[0] != xin || op.outputs.empty() || op.outputs[0] != out.tensor)
-      return "step " + std::to_string(s) + " does not read the input and write the output directly";
-    if (op.type == "Conv" || op.type == "DepthwiseConv") {
-      window_op = &op;
-    } else if (op.type == "Gemm" || op.type == "MatMul") {
-      fc = true;
-      chunk = attr(op, "segment_bytes", {0})[0];
-    } else {
-      return "op type '" + op.type + "' has no segment-level access model";
-    }
-    x = shape(op.inputs[0]);
-    y = shape(op.outputs[0]);
-  } else if (ops.size() == 3 || ops.size() == 4) {
-    if (ops[0].type != "Conv" || ops[1].type != "DepthwiseConv" || ops[2].type != "Conv" || ops[0].inputs.empty() ||
-        ops[0].inputs[0] != xin || ops[0].outputs.empty() ||
-        attr(ops[2], "kernel_shape", {}) != std::vector<int64_t>{1, 1} ||
-        attr(ops[2], "strides", {1, 1}) != std::vector<int64_t>{1, 1} || attr(ops[0], "group", {1}) != std::vector<int64_t>{1})
-      return "step " + std::to_string(s) + " is not a fused inverted bottleneck reading '" + xin + "'";
-    window_op = &ops[1];
-    expand_op = &ops[0];
-    mid = shape(ops[0].outputs[0]);
-    if (ops.size() == 4) {
-      if (ops[3].type != "Add" || ops[3].outputs.empty() || ops[3].outputs[0] != out.tensor ||
-          std::find(ops[3].inputs.begin(), ops[3].inputs.end(), xin) == ops[3].inputs.end())
-        return "the fourth op of the fused group must add the group input and write the output";
-      residual = true;
-    } else if (ops[2].outputs.empty() || ops[2].outputs[0] != out.tensor) {
-      return "the fused group does not write '" + out.tensor + "'";
-    }
-    x = shape(xin);
-    y = shape(out.tensor);
-  } else {
-    return "step " + std::to_string(s) + " has no segment-level access model";
+// Bytes per element of a plan dtype; 0 when the name is unknown (then bytes are not checked).
+int64_t ElementBytes(const std::string& dtype) {
+  if (dtype == "int8" || dtype == "uint8" || dtype == "bool") return 1;
+  if (dtype == "int16" || dtype == "float16") return 2;
+  if (dtype == "int32" || dtype == "float32") return 4;
+  if (dtype == "int64") return 8;
+  return 0;
+}
+
+std::vector<int64_t> Attr(const StepOp& op, const char* key, std::vector<int64_t> dflt) {
+  auto it = op.attrs.find(key);
+  return it == op.attrs.end() ? dflt : it->second;
+}
+
+// Along one axis of a window op run on the output of a fused expansion (or directly on the input:
+// es = ek = 1, ep = 0, plane = n): the window of one output pixel covers plane positions
+// start + [0, k), clipped to [0, plane); plane position h reads input positions h*es - ep + [0, ek),
+// clipped to [0, n). Returns the first input position any of them reads, or -1 when none reads one.
+// Closed form of the byte-by-byte scan (every term grows with h, so the first valid h gives the
+// minimum); all arguments are range-checked by the caller, so nothing overflows.
+int64_t FirstInputTap(int64_t start, int64_t k, int64_t plane, int64_t es, int64_t ep, int64_t ek, int64_t n) {
+  if (n < 1) return -1;
+  const int64_t lo = std::max<int64_t>(start, 0), hi = std::min(start + k, plane) - 1;
+  // h*es - ep + ek - 1 >= 0 (the expansion window reaches row 0) and h*es - ep < n (it starts inside).
+  const int64_t need = ep - ek + 1;
+  const int64_t ha = need <= 0 ? 0 : CeilDiv(need, es);
+  const int64_t hb = (n + ep - 1) / es;
+  const int64_t first = std::max(lo, ha);
+  if (first > std::min(hi, hb)) return -1;
+  return std::max<int64_t>(0, first * es - ep);
+}
+
+class Checker {
+ public:
+  explicit Checker(const Plan& p) : p_(p), n_(static_cast<int>(p.steps.size())) {}
+
+  VerifyResult Run() {
+    CheckTensors();
+    CheckLevels();
+    CheckSteps();
+    CheckDependencies();
+    CheckGeometry();
+    CheckBuffers();
+    CheckPools();
+    CheckResidency();
+    CheckTransfers();
+    CheckOffchipBytes();
+    CheckDeclaredOverlaps();
+    CheckOverlaps();
+    CheckReportedSizes();
+    return std::move(r_);
   }
-  // Steps: first byte read and last byte written, in execution order.
-  std::vector<int64_t> first_read, last_write;
-  if (window_op) {
-    if (x.size() != 4 || y.size() != 4 || x[0] != 1 || y[0] != 1) return "segment overlap needs NHWC batch-1 tensors";
-    auto k = attr(*window_op, "kernel_shape", {1, 1});
-    auto st = attr(*window_op, "strides", {1, 1});
-    auto pads = attr(*window_op, "pads", {0, 0, 0, 0});
-    auto dil = attr(*window_op, "dilations", {1, 1});
-    if (k.size() != 2 || st.size() != 2 || pads.size() != 4 || dil != std::vector<int64_t>{1, 1})
-      return "unsupported convolution geometry";
-    const int64_t H = x[1], W = x[2], C = x[3], P = y[1], Q = y[2], K = y[3];
-    // The expansion of a fused group maps input pixels to the plane the window runs on (identity
-    // for a 1x1 stride-1 expansion): plane pixel (h, w) reads input rows h*es0 - ep0 + [0, ek0) and
-    // columns w*es1 - ep1 + [0, ek1), clipped to the image.
-    std::vector<int64_t> ek{1, 1}, es{1, 1}, ep{0, 0, 0, 0};
-    int64_t MH = H, MW = W;
-    if (expand_op) {
-      ek = attr(*expand_op, "kernel_shape", {1, 1});
-      es = attr(*expand_op, "strides", {1, 1});
-      ep = attr(*expand_op, "pads", {0, 0, 0, 0});
-      if (ek.size() != 2 || es.size() != 2 || ep.size() != 4 || attr(*expand_op, "dilations", {1, 1}) != std::vector<int64_t>{1, 1} ||
-          es[0] < 1 || es[1] < 1 || mid.size() != 4)
-        return "unsupported expansion geometry";
-      MH = mid[1];
-      MW = mid[2];
-      if (residual && (ek != std::vector<int64_t>{1, 1} || es != std::vector<int64_t>{1, 1}))
-        return "a fused group with a residual add needs a 1x1 stride-1 expansion";
+
+ private:
+  void Err(std::string m) {
+    if (r_.errors.size() < 1000) r_.errors.push_back(std::move(m));
+  }
+  std::string OpWhere(int s, size_t k) const {
+    return "steps[" + Str(s) + "].ops[" + Str(static_cast<int64_t>(k)) + "] '" + p_.steps[s].ops[k].name + "'";
+  }
+  static std::string BufferWhere(size_t i, const Buffer& b) {
+    return "buffers[" + Str(static_cast<int64_t>(i)) + "] '" + b.tensor + "'";
+  }
+  const Tensor* FindTensor(const std::string& name) const {
+    auto it = tensors_.find(name);
+    return it == tensors_.end() ? nullptr : it->second;
+  }
+  // The shape of a tensor whose shape and bytes passed CheckTensors, or nullptr.
+  const std::vector<int64_t>* GoodShape(const std::string& name) const {
+    const Tensor* t = FindTensor(name);
+    return t && !bad_shape_.count(name) ? &t->shape : nullptr;
+  }
+  std::string RootOf(const std::string& name) const {
+    std::string cur = name;
+    for (int guard = 0; guard < 64; ++guard) {
+      const Tensor* t = FindTensor(cur);
+      if (!t || t->alias_of.empty()) return cur;
+      cur = t->alias_of;
     }
-    for (int64_t pp = 0; pp < P; ++pp)
-      for (int64_t q = 0; q < Q; ++q) {
-        int64_t lo = INT64_MAX;
-        for (int64_t r = 0; r < k[0]; ++r) {
-          const int64_t h = pp * st[0] - pads[0] + r;
-          if (h < 0 || h >= MH) continue;
-          for (int64_t c = 0; c < k[1]; ++c) {
-            const int64_t w = q * st[1] - pads[1] + c;
-            if (w < 0 || w >= MW) continue;
-            // The first input byte plane pixel (h, w) reads: its top-left tap inside the image.
-            const int64_t h0 = std::max<int64_t>(0, h * es[0] - ep[0]), w0 = std::max<int64_t>(0, w * es[1] - ep[1]);
-            if (h0 >= H || w0 >= W || h0 > h * es[0] - ep[0] + ek[0] - 1 || w0 > w * es[1] - ep[1] + ek[1] - 1) continue;
-            lo = std::min(lo, (h0 * W + w0) * C);
+    return cur;
+  }
+  bool Offchip(const std::string& level) const {
+    auto it = offchip_.find(level);
+    return it != offchip_.end() && it->second;
+  }
+  const std::vector<const Buffer*>& BuffersOf(const std::string& tensor) const {
+    static const std::vector<const Buffer*> kNone;
+    auto it = buffers_of_.find(tensor);
+    return it == buffers_of_.end() ? kNone : it->second;
+  }
+
+  // Tensors: unique names, bytes in [0, kMaxBytes], dimensions >= 0, and bytes equal to the shape's
+  // elements times the dtype's size (when the dtype is known).
+  void CheckTensors() {
+    for (size_t i = 0; i < p_.tensors.size(); ++i) {
+      const Tensor& t = p_.tensors[i];
+      const std::string where = "tensors[" + Str(static_cast<int64_t>(i)) + "] '" + t.name + "'";
+      if (!tensors_.emplace(t.name, &t).second) Err("tensor '" + t.name + "' is listed twice");
+      bool ok = true;
+      if (t.bytes < 0 || t.bytes > kMaxBytes) {
+        Err(where + ": bytes " + Str(t.bytes) + " is outside [0, " + Str(kMaxBytes) + "]");
+        ok = false;
+      }
+      std::optional<int64_t> elements = 1;
+      for (size_t d = 0; d < t.shape.size(); ++d) {
+        if (t.shape[d] < 0) {
+          Err(where + ": shape[" + Str(static_cast<int64_t>(d)) + "] is negative (" + Str(t.shape[d]) + ")");
+          ok = false;
+          elements.reset();
+          break;
+        }
+        elements = CheckedMul(*elements, t.shape[d]);
+        if (!elements) break;
+      }
+      // An empty shape is unknown (hand-written plans) or a scalar: bytes are not checked against it.
+      const int64_t size = ElementBytes(t.dtype);
+      if (ok && size > 0 && !t.shape.empty()) {
+        std::optional<int64_t> need = elements ? CheckedMul(*elements, size) : std::nullopt;
+        if (!need || *need != t.bytes) {
+          Err(where + ": shape " + List(t.shape) + " of " + t.dtype + " needs " +
+              (need ? Str(*need) : std::string("more than 2^63")) + " bytes, but bytes is " + Str(t.bytes));
+          ok = false;
+        }
+      }
+      if (!ok) bad_shape_.insert(t.name);
+    }
+  }
+
+  // Levels: unique names, positive capacity; which are off chip.
+  void CheckLevels() {
+    for (size_t i = 0; i < p_.levels.size(); ++i) {
+      const Level& l = p_.levels[i];
+      if (!levels_.emplace(l.name, &l).second)
+        Err("levels[" + Str(static_cast<int64_t>(i)) + "] '" + l.name + "' is listed twice");
+      offchip_[l.name] = l.kind == "dram" || l.kind == "flash";
+      if (l.capacity <= 0) Err("level '" + l.name + "' has no capacity");
+    }
+  }
+
+  // Steps numbered 0..n-1, each runs an op, op names unique, every tensor written exists and is
+  // produced once.
+  void CheckSteps() {
+    std::set<std::string> op_names;
+    for (int s = 0; s < n_; ++s) {
+      const Step& st = p_.steps[s];
+      if (st.index != s) Err("steps[" + Str(s) + "]: index " + Str(st.index) + ", expected " + Str(s));
+      if (st.ops.empty()) Err("steps[" + Str(s) + "] runs no op");
+      for (size_t k = 0; k < st.ops.size(); ++k) {
+        const StepOp& op = st.ops[k];
+        if (!op_names.insert(op.name).second) Err("op '" + op.name + "' appears in two steps");
+        for (const auto& out : op.outputs) {
+          if (!tensors_.count(out))
+            Err("step " + Str(s) + " op '" + op.name + "' writes unknown tensor '" + out + "'");
+          if (produced_at_.count(out)) Err("tensor '" + out + "' is produced twice");
+          produced_at_[out] = s;
+          position_in_step_[out] = k;
+        }
+      }
+    }
+    for (const auto& t : p_.tensors)
+      if ((t.kind == "activation" || t.kind == "output") && !produced_at_.count(t.name))
+        Err("tensor '" + t.name + "' (" + t.kind + ") is never produced");
+  }
+
+  // Dependencies: every input is a graph input, a constant, or produced earlier (inside a fused step,
+  // ops run in their listed order).
+  void CheckDependencies() {
+    for (int s = 0; s < n_; ++s)
+      for (size_t k = 0; k < p_.steps[s].ops.size(); ++k) {
+        const StepOp& op = p_.steps[s].ops[k];
+        for (const auto& in : op.inputs) {
+          const Tensor* t = FindTensor(in);
+          if (!t) {
+            Err("step " + Str(s) + " op '" + op.name + "' reads unknown tensor '" + in + "'");
+            continue;
+          }
+          if (t->kind == "input" || t->kind == "constant") continue;
+          auto pr = produced_at_.find(in);
+          if (pr == produced_at_.end())
+            Err("op '" + op.name + "' reads '" + in + "', which no step produces");
+          else if (pr->second > s || (pr->second == s && position_in_step_[in] >= k))
+            Err("dependency violated: step " + Str(s) + " op '" + op.name + "' reads '" + in +
+                "', produced at step " + Str(pr->second));
+        }
+      }
+  }
+
+  // Geometry: every attr in its sane range, and the output shape of every window op (Conv,
+  // DepthwiseConv, MaxPool/AveragePool with a kernel_shape) what its geometry gives from its input
+  // shape, in NHWC or NCHW. Runs before anything that loops over the geometry.
+  void CheckGeometry() {
+    geometry_ok_.assign(n_, true);
+    for (int s = 0; s < n_; ++s)
+      for (size_t k = 0; k < p_.steps[s].ops.size(); ++k) {
+        const StepOp& op = p_.steps[s].ops[k];
+        const std::string where = OpWhere(s, k);
+        bool ok = CheckAttrRanges(op, where);
+        bool nhwc = false;
+        if (ok && (IsConvType(op.type) || (IsPoolType(op.type) && op.attrs.count("kernel_shape"))))
+          ok = CheckWindowShapes(op, where, &nhwc);
+        if (!ok) geometry_ok_[s] = false;
+        if (nhwc) nhwc_ops_.insert(&op);
+      }
+  }
+
+  bool CheckAttrRanges(const StepOp& op, const std::string& where) {
+    bool ok = true;
+    auto range = [&](const std::string& key, const std::vector<int64_t>& v, int64_t lo, int64_t hi) {
+      for (size_t i = 0; i < v.size(); ++i)
+        if (v[i] < lo || v[i] > hi) {
+          Err(where + ": " + key + "[" + Str(static_cast<int64_t>(i)) + "] " + Str(v[i]) + " is outside [" + Str(lo) +
+              ", " + Str(hi) + "]");
+          ok = false;
+          return;
+        }
+    };
+    for (const auto& [key, v] : op.attrs) {
+      if (v.size() > 8) {
+        Err(where + ": " + key + " has " + Str(static_cast<int64_t>(v.size())) + " entries");
+        ok = false;
+        continue;
+      }
+      if (key == "kernel_shape" || key == "strides" || key == "dilations") {
+        range(key, v, 1, kMaxWindow);
+      } else if (key == "pads") {
+        range(key, v, 0, kMaxWindow);
+      } else if (key == "group" || key == "segment_bytes" || key == "row_cache") {
+        if (v.size() != 1) {
+          Err(where + ": " + key + " must have one entry, has " + Str(static_cast<int64_t>(v.size())));
+          ok = false;
+          continue;
+        }
+        if (key == "row_cache")
+          range(key, v, 0, 1);
+        else
+          range(key, v, 1, kInt32Max);
+      }
+    }
+    return ok;
+  }
+
+  // The output of `op` (a Conv, DepthwiseConv or pool) as its geometry gives it, in one layout.
+  // Returns the expected output shape, empty when the weights, channels or group disagree.
+  std::vector<int64_t> WindowOutput(const StepOp& op, const std::vector<int64_t>& x, bool nhwc) const {
+    const int rank = static_cast<int>(x.size());
+    const int nsp = rank - 2;
+    const int caxis = nhwc ? rank - 1 : 1;
+    auto sp = [&](int i) { return nhwc ? 1 + i : 2 + i; };
+    const int64_t c_in = x[caxis];
+    int64_t c_out = c_in;
+    std::vector<int64_t> kernel = Attr(op, "kernel_shape", {});
+    const int64_t group = Attr(op, "group", {1})[0];
+    if (IsConvType(op.type)) {
+      const std::vector<int64_t>* w = op.inputs.size() >= 2 ? GoodShape(op.inputs[1]) : nullptr;
+      if (!w || static_cast<int>(w->size()) != rank) return {};
+      c_out = (*w)[0];
+      const int64_t w_cin = nhwc ? (*w)[rank - 1] : (*w)[1];
+      std::vector<int64_t> wk;
+      for (int i = 0; i < nsp; ++i) wk.push_back(nhwc ? (*w)[1 + i] : (*w)[2 + i]);
+      if (kernel.empty()) kernel = wk;
+      auto cin = CheckedMul(w_cin, group);
+      if (kernel != wk || !cin || *cin != c_in || c_out % group != 0) return {};
+      if (op.type == "DepthwiseConv" && (group != c_in || c_out != c_in)) return {};
+    }
+    const std::vector<int64_t> strides = Attr(op, "strides", std::vector<int64_t>(nsp, 1));
+    const std::vector<int64_t> dil = Attr(op, "dilations", std::vector<int64_t>(nsp, 1));
+    const std::vector<int64_t> pads = Attr(op, "pads", std::vector<int64_t>(2 * nsp, 0));
+    if (static_cast<int>(kernel.size()) != nsp || static_cast<int>(strides.size()) != nsp ||
+        static_cast<int>(dil.size()) != nsp || static_cast<int>(pads.size()) != 2 * nsp)
+      return {};
+    std::vector<int64_t> y = x;
+    y[caxis] = c_out;
+    for (int i = 0; i < nsp; ++i) {
+      // All geometry is within kMaxWindow (CheckAttrRanges); a dimension is at most 2^63 - 1.
+      const int64_t eff = dil[i] * (kernel[i] - 1) + 1;
+      auto total = CheckedAdd(x[sp(i)], pads[i] + pads[i + nsp]);
+      if (!total || *total < eff) return {};
+      y[sp(i)] = (*total - eff) / strides[i] + 1;
+    }
+    return y;
+  }
+
+  bool CheckWindowShapes(const StepOp& op, const std::string& where, bool* nhwc_ok) {
+    const std::vector<int64_t>* x = op.inputs.empty() ? nullptr : GoodShape(op.inputs[0]);
+    const std::vector<int64_t>* y = op.outputs.empty() ? nullptr : GoodShape(op.outputs[0]);
+    if (!x || !y) {
+      Err(where + ": a " + op.type + " needs an input and an output tensor with valid shapes");
+      return false;
+    }
+    if (IsConvType(op.type) && op.inputs.size() < 2) {
+      Err(where + ": a " + op.type + " needs a weight input");
+      return false;
+    }
+    if (x->size() < 3 || x->size() > 8 || y->size() != x->size()) {
+      Err(where + ": input " + List(*x) + " and output " + List(*y) +
+          " must have one rank of at least 3 (batch, channels, spatial axes)");
+      return false;
+    }
+    bool any = false;
+    std::vector<int64_t> first;
+    for (bool nhwc : {true, false}) {
+      std::vector<int64_t> want = WindowOutput(op, *x, nhwc);
+      // Pools may round up (ceil_mode, which the plan does not record): accept one more per axis.
+      bool match = want == *y;
+      if (!match && IsPoolType(op.type) && !want.empty()) {
+        match = true;
+        for (size_t i = 0; i < want.size(); ++i) match = match && ((*y)[i] == want[i] || (*y)[i] == want[i] + 1);
+      }
+      if (match) {
+        any = true;
+        if (nhwc) *nhwc_ok = true;
+      }
+      if (first.empty()) first = want;
+    }
+    if (any) return true;
+    Err(where + ": output shape " + List(*y) + " is not what input " + List(*x) + " and the geometry (kernel_shape " +
+        List(Attr(op, "kernel_shape", {})) + ", strides " + List(Attr(op, "strides", {})) + ", pads " +
+        List(Attr(op, "pads", {})) + ", dilations " + List(Attr(op, "dilations", {})) + ", group " +
+        List(Attr(op, "group", {1})) + ") give" +
+        (first.empty() ? std::string(" (the weights, channels or group disagree)") : ": " + List(first) + " in NHWC"));
+    return false;
+  }
+
+  // Buffers: known tensor and level, offset and bytes in [0, kMaxBytes], 0 <= first_step <=
+  // last_step < steps, at least the tensor's bytes, no buffer for a view. Only sound buffers (in
+  // range) take part in the later checks; their end is their capacity check.
+  void CheckBuffers() {
+    sound_.assign(p_.buffers.size(), false);
+    const int64_t steps = std::max(n_, 1);
+    for (size_t i = 0; i < p_.buffers.size(); ++i) {
+      const Buffer& b = p_.buffers[i];
+      const std::string where = BufferWhere(i, b);
+      const Tensor* t = FindTensor(b.tensor);
+      if (!t) {
+        Err(where + " names an unknown tensor");
+        continue;
+      }
+      auto l = levels_.find(b.level);
+      if (l == levels_.end()) {
+        Err(where + " is in unknown level '" + b.level + "'");
+        continue;
+      }
+      bool ok = true;
+      if (b.offset < 0 || b.offset > kMaxBytes) {
+        Err(where + ": offset " + Str(b.offset) + " is outside [0, " + Str(kMaxBytes) + "]");
+        ok = false;
+      }
+      if (b.bytes < 0 || b.bytes > kMaxBytes) {
+        Err(where + ": bytes " + Str(b.bytes) + " is outside [0, " + Str(kMaxBytes) + "]");
+        ok = false;
+      } else if (b.bytes < t->bytes) {
+        Err(where + " has " + Str(b.bytes) + " bytes but the tensor needs " + Str(t->bytes));
+      }
+      for (const auto& [name, v] : {std::pair<const char*, int>{"first_step", b.first_step}, {"last_step", b.last_step}})
+        if (v < 0 || v >= steps) {
+          Err(where + ": " + name + " " + Str(v) + " is outside [0, " + Str(steps - 1) + "]");
+          ok = false;
+        }
+      if (ok && b.first_step > b.last_step) {
+        Err(where + ": first_step " + Str(b.first_step) + " is after last_step " + Str(b.last_step));
+        ok = false;
+      }
+      if (!t->alias_of.empty()) Err(where + ": '" + b.tensor + "' is a view and must not own a buffer");
+      if (!ok) continue;
+      const Pool* pool = FindPool(p_, b.level);
+      if (pool && (b.offset >= pool->bytes || b.bytes > pool->bytes))
+        Err(where + " [" + Str(b.offset) + ", +" + Str(b.bytes) + ") does not start inside the circular pool of level '" +
+            b.level + "' (" + Str(pool->bytes) + " bytes), or is larger than the pool");
+      int64_t end = 0;
+      for (const auto& [lo, hi] : BufferPieces(p_, b)) end = std::max(end, hi);
+      if (b.offset > l->second->capacity || end > l->second->capacity)
+        r_.capacity.push_back(where + " ends at byte " + Str(end) + " of level '" + b.level + "', which has " +
+                              Str(l->second->capacity) + " bytes");
+      used_[b.level] = std::max(used_[b.level], end);
+      buffers_of_[b.tensor].push_back(&b);
+      sound_[i] = true;
+    }
+  }
+
+  // Circular pools: one per on-chip level, covering the level's used bytes; a buffer that wraps is
+  // touched only by the segment kernels, as the data input or output of a segment step, never by a
+  // transfer, and is not a graph output (the application reads outputs as plain arrays).
+  void CheckPools() {
+    std::set<std::string> pool_levels;
+    for (const Pool& pool : p_.pools) {
+      const std::string what = "circular pool of level '" + pool.level + "'";
+      auto l = levels_.find(pool.level);
+      if (l == levels_.end()) {
+        Err(what + ": no such level");
+        continue;
+      }
+      if (!pool_levels.insert(pool.level).second) Err(what + " is declared twice");
+      if (Offchip(pool.level)) Err(what + ": the level is off-chip");
+      if (pool.bytes <= 0 || pool.bytes > kMaxBytes || pool.segment_bytes < 1 || pool.segment_bytes > kInt32Max)
+        Err(what + " has " + Str(pool.bytes) + " bytes and segments of " + Str(pool.segment_bytes));
+      else if (pool.bytes != used_[pool.level])
+        Err(what + " has " + Str(pool.bytes) + " bytes but must cover the level's used " + Str(used_[pool.level]) +
+            " bytes (the kernels address the whole level modulo its size)");
+    }
+    for (size_t i = 0; i < p_.buffers.size(); ++i) {
+      const Buffer& b = p_.buffers[i];
+      if (!sound_[i] || !Wraps(p_, b)) continue;
+      const std::string what = BufferWhere(i, b) + " wraps around the circular pool of level '" + b.level + "'";
+      const Tensor* t = FindTensor(b.tensor);
+      if (t && (t->kind == "output" || t->kind == "constant"))
+        Err(what + " but is a graph " + t->kind + "; place it without wrapping");
+      for (const auto& tr : p_.transfers)
+        if (tr.tensor == b.tensor && tr.step >= b.first_step && tr.step <= b.last_step)
+          Err(what + " but is moved by a " + tr.kind + " at step " + Str(tr.step) + "; transfers copy plain ranges");
+      for (int s = b.first_step; s <= b.last_step && s < n_; ++s) {
+        const auto& ops = p_.steps[s].ops;
+        bool touched = false;
+        for (const auto& op : ops) {
+          for (const auto& in : op.inputs) touched = touched || RootOf(in) == b.tensor;
+          for (const auto& out : op.outputs) touched = touched || out == b.tensor;
+        }
+        if (!touched) continue;
+        const bool pool_operand = !ops.empty() && ((!ops.front().inputs.empty() && RootOf(ops.front().inputs[0]) == b.tensor) ||
+                                                   (!ops.back().outputs.empty() && ops.back().outputs[0] == b.tensor));
+        bool other_use = false;  // read or written by an op of the step other than as the pool operand
+        for (size_t k = 0; k < ops.size(); ++k) {
+          for (size_t j = 0; j < ops[k].inputs.size(); ++j)
+            if (RootOf(ops[k].inputs[j]) == b.tensor && !(k == 0 && j == 0) &&
+                !(ops.size() == 4 && k == 3))  // the fused residual Add reads the group input
+              other_use = true;
+          for (size_t j = 0; j < ops[k].outputs.size(); ++j)
+            if (ops[k].outputs[j] == b.tensor && !(k + 1 == ops.size() && j == 0)) other_use = true;
+        }
+        if (!IsSegmentStep(p_, s) || !pool_operand || other_use)
+          Err(what + " but step " + Str(s) + " ('" + (ops.empty() ? std::string() : ops.front().name) +
+              "') is not a segment step using it as its pool input or output; only the segment kernels address "
+              "the pool modulo");
+      }
+    }
+  }
+
+  // Residency: every input and output of a step is covered by a buffer of its storage tensor, except
+  // fused intermediates (produced and entirely consumed inside one multi-op step, computed tile by
+  // tile in its workspace); every graph output is still resident after the last step.
+  void CheckResidency() {
+    std::set<std::string> fused;
+    for (int s = 0; s < n_; ++s) {
+      if (p_.steps[s].ops.size() < 2) continue;
+      std::set<std::string> names;
+      for (const auto& op : p_.steps[s].ops) names.insert(op.name);
+      for (const auto& op : p_.steps[s].ops)
+        for (const auto& out : op.outputs) {
+          const Tensor* t = FindTensor(out);
+          if (!t || t->kind != "activation" || t->consumers.empty()) continue;
+          bool inside = true;
+          for (const auto& c : t->consumers) inside = inside && names.count(c);
+          if (inside) fused.insert(out);
+        }
+    }
+    auto covered = [&](const std::string& root, int s) {
+      for (const Buffer* b : BuffersOf(root))
+        if (b->first_step <= s && s <= b->last_step) return true;
+      return false;
+    };
+    for (int s = 0; s < n_; ++s)
+      for (const auto& op : p_.steps[s].ops)
+        for (int io = 0; io < 2; ++io)
+          for (const auto& name : io == 0 ? op.inputs : op.outputs) {
+            if (!tensors_.count(name) || fused.count(name)) continue;
+            const std::string root = RootOf(name);
+            if (!covered(root, s))
+              Err(std::string(io == 0 ? "input" : "output") + " '" + name + "'" +
+                  (root != name ? " (view of '" + root + "')" : "") + " of step " + Str(s) + " op '" + op.name +
+                  "' is not resident: no buffer covers step " + Str(s));
+          }
+    if (n_ == 0) return;
+    for (const auto& t : p_.tensors)
+      if (t.kind == "output" && produced_at_.count(t.name) && !covered(RootOf(t.name), n_ - 1))
+        Err("graph output '" + t.name + "' is not resident after the last step: no buffer of it covers step " +
+            Str(n_ - 1));
+  }
+
+  // Transfers (plan-format.md): loads/reloads copy off chip -> on chip before the step's ops, into a
+  // buffer that starts at that step; spills/stores copy on chip -> off chip after them, from a buffer
+  // live at that step into one live from that step on. Data must exist where it is copied from, and
+  // every buffer must hold data when it starts: at its tensor's production, filled by a load, or (a
+  // graph input or weight) from before step 0.
+  void CheckTransfers() {
+    // Earliest step at which each tensor's data exists in each level.
+    std::map<std::pair<std::string, std::string>, int> valid_from;  // (tensor, level) -> step
+    for (const auto& t : p_.tensors)
+      if (t.kind == "input" || t.kind == "constant")
+        for (const Buffer* b : BuffersOf(t.name))
+          if (Offchip(b->level) && b->first_step == 0) valid_from[{t.name, b->level}] = -1;
+    std::vector<size_t> order;
+    for (size_t i = 0; i < p_.transfers.size(); ++i) order.push_back(i);
+    auto after = [](const Transfer& t) { return t.kind == "spill" || t.kind == "store"; };
+    std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+      const Transfer &ta = p_.transfers[a], &tb = p_.transfers[b];
+      return ta.step != tb.step ? ta.step < tb.step : after(ta) < after(tb);
+    });
+    std::set<std::pair<std::string, int>> filled;  // (tensor, step) buffers filled by a transfer
+    for (size_t i : order) {
+      const Transfer* tr = &p_.transfers[i];
+      const std::string what = "transfers[" + Str(static_cast<int64_t>(i)) + "] (" + tr->kind + " of '" + tr->tensor +
+                               "' at step " + Str(tr->step) + ")";
+      const Tensor* t = FindTensor(tr->tensor);
+      if (!t) {
+        Err(what + " names an unknown tensor");
+        continue;
+      }
+      if (tr->kind != "load" && tr->kind != "reload" && tr->kind != "spill" && tr->kind != "store") {
+        Err(what + ": unknown kind (load, reload, spill, store)");
+        continue;
+      }
+      if (!levels_.count(tr->from) || !levels_.count(tr->to) || tr->from == tr->to) {
+        Err(what + ": from '" + tr->from + "' to '" + tr->to + "' must name two different levels");
+        continue;
+      }
+      if (tr->step < 0 || tr->step >= n_) {
+        Err(what + ": step " + Str(tr->step) + " is outside [0, " + Str(n_ - 1) + "]");
+        continue;
+      }
+      if (tr->bytes != t->bytes)
+        Err(what + " moves " + Str(tr->bytes) + " bytes, the tensor has " + Str(t->bytes));
+      const bool in = tr->kind == "load" || tr->kind == "reload";
+      if (in && (!Offchip(tr->from) || Offchip(tr->to))) Err(what + " must copy from an off-chip level to an on-chip one");
+      if (!in && (Offchip(tr->from) || !Offchip(tr->to))) Err(what + " must copy from an on-chip level to an off-chip one");
+      const Buffer *src = nullptr, *dst = nullptr;
+      for (const Buffer* b : BuffersOf(tr->tensor)) {
+        if (b->level == tr->from && b->first_step <= tr->step && tr->step <= b->last_step) src = b;
+        if (b->level == tr->to && b->first_step <= tr->step && tr->step <= b->last_step) dst = b;
+      }
+      if (!src || !dst) {
+        Err(what + ": no buffer of the tensor in '" + (src ? tr->to : tr->from) + "' is live at that step");
+        continue;
+      }
+      auto v = valid_from.find({tr->tensor, tr->from});
+      const bool src_valid = v != valid_from.end() && (in ? v->second < tr->step : v->second <= tr->step);
+      // On chip, the data is valid from its production step in the buffer that covers it.
+      auto pr = produced_at_.find(tr->tensor);
+      const bool produced_here = !in && pr != produced_at_.end() && pr->second <= tr->step && src->first_step <= pr->second;
+      const bool filled_here = !in && filled.count({tr->tensor, src->first_step}) > 0;
+      if (!src_valid && !produced_here && !filled_here)
+        Err(what + ": the tensor's data is not in '" + tr->from + "' at that step");
+      if (in) {
+        if (dst->first_step != tr->step) Err(what + ": the on-chip buffer must start at the step of the load");
+        filled.insert({tr->tensor, tr->step});
+      } else {
+        // The copy exists off chip from after this step (a later reload may read it).
+        valid_from.emplace(std::make_pair(tr->tensor, tr->to), tr->step);
+      }
+    }
+    for (size_t i = 0; i < p_.buffers.size(); ++i) {
+      const Buffer& b = p_.buffers[i];
+      if (!sound_[i]) continue;
+      const Tensor* t = FindTensor(b.tensor);
+      if (t->kind == "scratch" || !t->alias_of.empty()) continue;
+      const bool initial_kind = t->kind == "input" || t->kind == "constant";
+      if (Offchip(b.level)) {
+        // A graph input or weight is off chip before the run; a later copy comes from a spill or store.
+        if (initial_kind && b.first_step != 0)
+          Err(BufferWhere(i, b) + " in '" + b.level + "' from step " + Str(b.first_step) +
+              " holds no data: a graph " + t->kind + " is in memory before step 0, so its buffer must start at step 0");
+        continue;
+      }
+      bool has_offchip = false;
+      for (const Buffer* o : BuffersOf(b.tensor)) has_offchip = has_offchip || Offchip(o->level);
+      const bool initial = initial_kind && !has_offchip && b.first_step == 0;
+      auto pr = produced_at_.find(b.tensor);
+      const bool produced = pr != produced_at_.end() && pr->second == b.first_step;
+      if (!initial && !produced && !filled.count({b.tensor, b.first_step}))
+        Err(BufferWhere(i, b) + " in '" + b.level + "' from step " + Str(b.first_step) +
+            " holds no data: it starts neither at the tensor's production nor with a load" +
+            (initial_kind && !has_offchip ? " (a graph " + t->kind + " is written before step 0: start it at step 0)" : ""));
+    }
+  }
+
+  // Off-chip bytes: transfers plus ops reading (writing) tensors that only have an off-chip buffer.
+  void CheckOffchipBytes() {
+    int64_t rd = 0, wr = 0, nc_rd = 0, nc_wr = 0;
+    for (const auto& tr : p_.transfers) {
+      const bool in = tr.kind == "load" || tr.kind == "reload";
+      (in ? rd : wr) = SaturatingAdd(in ? rd : wr, tr.bytes);
+      if (tr.kind == "reload") nc_rd = SaturatingAdd(nc_rd, tr.bytes);
+      if (tr.kind == "spill") nc_wr = SaturatingAdd(nc_wr, tr.bytes);
+    }
+    for (int s = 0; s < n_; ++s)
+      for (const auto& op : p_.steps[s].ops)
+        for (int io = 0; io < 2; ++io) {
+          if (io == 1 && IsViewType(op.type)) continue;
+          for (const auto& name : io == 0 ? op.inputs : op.outputs) {
+            const Tensor* t = FindTensor(name);
+            if (!t) continue;
+            const Buffer* hit = nullptr;
+            for (const Buffer* b : BuffersOf(RootOf(name)))
+              if (b->first_step <= s && s <= b->last_step && (!hit || (Offchip(hit->level) && !Offchip(b->level))))
+                hit = b;
+            if (hit && Offchip(hit->level)) (io == 0 ? rd : wr) = SaturatingAdd(io == 0 ? rd : wr, t->bytes);
           }
         }
-        if (residual && pp < H && q < W) lo = std::min(lo, (pp * W + q) * C);
-        first_read.push_back(lo);
-        last_write.push_back((pp * Q + q + 1) * K - 1);
+    const Metrics& m = p_.metrics;
+    if (rd != m.offchip_read_bytes || wr != m.offchip_write_bytes)
+      Err("metrics report " + Str(m.offchip_read_bytes) + " off-chip bytes read and " + Str(m.offchip_write_bytes) +
+          " written; the plan's transfers and off-chip operands add up to " + Str(rd) + " and " + Str(wr));
+    if (nc_rd != m.noncompulsory_read_bytes || nc_wr != m.noncompulsory_write_bytes)
+      Err("metrics report " + Str(m.noncompulsory_read_bytes) + "/" + Str(m.noncompulsory_write_bytes) +
+          " non-compulsory bytes read/written; reloads and spills add up to " + Str(nc_rd) + "/" + Str(nc_wr));
+  }
+
+  // Declared overlaps: legal only as the in-place rules allow, or (segment-overlap) when the step's
+  // access order, recomputed here, allows the declared distance.
+  void CheckDeclaredOverlaps() {
+    std::unordered_map<std::string, const Buffer*> first_buffer;
+    for (size_t i = 0; i < p_.buffers.size(); ++i)
+      if (sound_[i]) first_buffer.emplace(p_.buffers[i].tensor, &p_.buffers[i]);
+    for (size_t i = 0; i < p_.buffers.size(); ++i) {
+      if (!sound_[i]) continue;
+      const Buffer& b = p_.buffers[i];
+      for (const auto& o : b.overlaps) {
+        const std::string what = "declared overlap of '" + b.tensor + "' with '" + o.tensor + "'";
+        auto ob = first_buffer.find(o.tensor);
+        if (ob == first_buffer.end()) {
+          Err(what + ": no buffer for '" + o.tensor + "'");
+          continue;
+        }
+        const Buffer& a = *ob->second;
+        if (o.reason == "segment-overlap") {
+          // In a circular pool the output sits (in - out) mod pool bytes below the input.
+          int64_t diff = b.offset - a.offset;
+          if (const Pool* pool = FindPool(p_, b.level); pool && pool->bytes > 0 && a.level == b.level)
+            diff = -((((a.offset - b.offset) % pool->bytes) + pool->bytes) % pool->bytes);
+          std::string why = o.shift != diff ? "declared shift " + Str(o.shift) + " is not the offsets' difference " + Str(diff)
+                                            : SegmentOverlapProblem(a, b);
+          if (!why.empty()) {
+            Err(what + ": " + why);
+            continue;
+          }
+          allowed_.insert({b.tensor, o.tensor});
+          allowed_.insert({o.tensor, b.tensor});
+          continue;
+        }
+        if (o.reason != "inplace-elementwise" && o.reason != "inplace-depthwise") {
+          Err(what + ": unknown reason '" + o.reason + "'");
+          continue;
+        }
+        const int s = b.first_step;
+        if (a.last_step != s || a.level != b.level) {
+          Err(what + ": in-place needs '" + o.tensor + "' to die at step " + Str(s) + " where '" + b.tensor +
+              "' is born (it dies at " + Str(a.last_step) + ")");
+          continue;
+        }
+        if (o.shift != 0 || b.offset != a.offset || b.bytes > a.bytes) {
+          Err(what + ": in-place output must sit at the input's offset and be no larger");
+          continue;
+        }
+        bool legal = false;
+        for (const auto& op : s < n_ ? p_.steps[s].ops : std::vector<StepOp>{}) {
+          const bool writes = std::find(op.outputs.begin(), op.outputs.end(), b.tensor) != op.outputs.end();
+          bool reads = false;
+          for (const auto& in : op.inputs) reads = reads || RootOf(in) == o.tensor;
+          const bool kind_ok =
+              o.reason == "inplace-depthwise" ? op.type == "DepthwiseConv" : ElementwiseTypes().count(op.type) > 0;
+          legal = legal || (writes && reads && kind_ok);
+        }
+        if (!legal) {
+          Err(what + ": step " + Str(s) + " has no " +
+              (o.reason == "inplace-depthwise" ? "depthwise convolution" : "element-wise op") + " that reads '" +
+              o.tensor + "' and writes '" + b.tensor + "'");
+          continue;
+        }
+        allowed_.insert({b.tensor, o.tensor});
+        allowed_.insert({o.tensor, b.tensor});
       }
-  } else if (fc) {
-    if (x.size() != 2 || y.size() != 2 || chunk <= 0) return "fully connected overlap needs [M, K] tensors and segment_bytes";
-    const int64_t M = x[0], Kx = x[1], N = y[1];
-    for (int64_t m = 0; m < M; ++m)
-      for (int64_t c0 = 0; c0 < N; c0 += chunk) {
-        first_read.push_back(m * Kx);
-        last_write.push_back(m * N + std::min(c0 + chunk, N) - 1);
+    }
+  }
+
+  // vMCU segment overlap: output buffer `out` starts below input buffer `in` of the same step. The
+  // distance in bytes must cover the step's access order, recomputed here (no code shared with the
+  // planner's ISL analysis): the kernel runs steps j in order, each reading its input bytes before
+  // writing its output bytes, so for every j < i the last byte j writes must lie below the first
+  // byte i reads:  off(in) - off(out) >= max_{j<i} (last_write(j) - first_read(i)) + 1.
+  //   - Conv / DepthwiseConv (NHWC, batch 1): steps = output pixels in row-major order; a step reads
+  //     the input pixels of its window inside the image and writes its output pixel.
+  //   - a fused group Conv (1x1, or any kernel/stride/padding: a stem) -> DepthwiseConv -> Conv 1x1
+  //     [-> Add of the group input]: the same, with the depthwise window mapped through the expansion
+  //     (a 1x1 stride-1 expansion keeps pixel positions) and the residual pixel.
+  //   - Gemm / MatMul [M, K] x -> [M, N]: steps (m, chunk) with chunks of attrs segment_bytes output
+  //     bytes; every step of row m reads all of input row m.
+  // Returns "" when the distance is safe, else why not. Runs only on geometry CheckGeometry accepted,
+  // in O(1) per step, and refuses steps with more than kMaxSegmentSteps steps.
+  std::string SegmentOverlapProblem(const Buffer& in, const Buffer& out) const {
+    const int s = out.first_step;
+    if (in.level != out.level) return "the two buffers are in different levels";
+    if (in.last_step != s) return "the input must die at the step that writes the output (step " + Str(s) + ")";
+    if (s >= n_) return "no such step";
+    if (!geometry_ok_[s]) return "the geometry of step " + Str(s) + " is invalid (see above)";
+    const auto& ops = p_.steps[s].ops;
+    const std::string& xin = in.tensor;
+    auto shape = [&](const std::string& name) -> std::vector<int64_t> {
+      const std::vector<int64_t>* v = GoodShape(name);
+      return v ? *v : std::vector<int64_t>{};
+    };
+    auto out0 = [](const StepOp& op) { return op.outputs.empty() ? std::string() : op.outputs[0]; };
+    auto in0 = [](const StepOp& op) { return op.inputs.empty() ? std::string() : op.inputs[0]; };
+    // Describe the access pattern.
+    std::vector<int64_t> x, y;
+    const StepOp* window_op = nullptr;
+    const StepOp* expand_op = nullptr;  // fused group: its expansion (any Conv; the window runs on its output)
+    std::vector<int64_t> mid;
+    bool residual = false;
+    bool fc = false;
+    int64_t chunk = 0;
+    if (ops.size() == 1) {
+      const StepOp& op = ops[0];
+      if (in0(op) != xin || out0(op) != out.tensor)
+        return "step " + Str(s) + " does not read the input and write the output directly";
+      if (IsConvType(op.type)) {
+        window_op = &op;
+      } else if (op.type == "Gemm" || op.type == "MatMul") {
+        fc = true;
+        chunk = Attr(op, "segment_bytes", {0})[0];
+      } else {
+        return "op type '" + op.type + "' has no segment-level access model";
       }
+      x = shape(op.inputs[0]);
+      y = shape(op.outputs[0]);
+    } else if (ops.size() == 3 || ops.size() == 4) {
+      if (ops[0].type != "Conv" || ops[1].type != "DepthwiseConv" || ops[2].type != "Conv" || in0(ops[0]) != xin ||
+          out0(ops[0]).empty() || in0(ops[1]) != out0(ops[0]) || in0(ops[2]) != out0(ops[1]) ||
+          Attr(ops[2], "kernel_shape", {}) != std::vector<int64_t>{1, 1} ||
+          Attr(ops[2], "strides", {1, 1}) != std::vector<int64_t>{1, 1} ||
+          Attr(ops[2], "pads", {0, 0, 0, 0}) != std::vector<int64_t>{0, 0, 0, 0} ||
+          Attr(ops[2], "dilations", {1, 1}) != std::vector<int64_t>{1, 1} ||
+          Attr(ops[0], "group", {1}) != std::vector<int64_t>{1})
+        return "step " + Str(s) + " is not a fused inverted bottleneck reading '" + xin + "'";
+      window_op = &ops[1];
+      expand_op = &ops[0];
+      mid = shape(out0(ops[0]));
+      if (ops.size() == 4) {
+        const auto& add_in = ops[3].inputs;
+        if (ops[3].type != "Add" || out0(ops[3]) != out.tensor || add_in.size() != 2 ||
+            std::find(add_in.begin(), add_in.end(), xin) == add_in.end() ||
+            std::find(add_in.begin(), add_in.end(), out0(ops[2])) == add_in.end())
+          return "the fourth op of the fused group must add the group input and write the output";
+        residual = true;
+      } else if (out0(ops[2]) != out.tensor) {
+        return "the fused group does not write '" + out.tensor + "'";
+      }
+      x = shape(xin);
+      y = shape(out.tensor);
+    } else {
+      return "step " + Str(s) + " has no segment-level access model";
+    }
+    for (const auto* v : {&x, &y, &mid})
+      for (int64_t d : *v)
+        if (d > kInt32Max) return "a tensor dimension of the step exceeds the segment kernels' 32-bit range";
+    int64_t need = 0;
+    int64_t max_write = -1;  // the last byte written by the steps run so far
+    auto step = [&](int64_t first_read, int64_t last_write) {
+      if (max_write >= 0 && first_read != kInt64Max) need = std::max(need, max_write - first_read + 1);
+      max_write = std::max(max_write, last_write);
+    };
+    if (window_op) {
+      if (x.size() != 4 || y.size() != 4 || x[0] != 1 || y[0] != 1 || !nhwc_ops_.count(window_op))
+        return "segment overlap needs NHWC batch-1 tensors";
+      const auto k = Attr(*window_op, "kernel_shape", {1, 1});
+      const auto st = Attr(*window_op, "strides", {1, 1});
+      const auto pads = Attr(*window_op, "pads", {0, 0, 0, 0});
+      if (k.size() != 2 || st.size() != 2 || pads.size() != 4 || Attr(*window_op, "dilations", {1, 1}) != std::vector<int64_t>{1, 1})
+        return "unsupported convolution geometry";
+      const int64_t H = x[1], W = x[2], C = x[3], P = y[1], Q = y[2], K = y[3];
+      auto pixels = CheckedMul(P, Q);
+      if (!pixels || *pixels > kMaxSegmentSteps)
+        return "the output has more than " + Str(kMaxSegmentSteps) + " pixels; the verifier cannot re-check the overlap";
+      // The expansion of a fused group maps input pixels to the plane the window runs on (identity
+      // for a 1x1 stride-1 expansion): plane pixel (h, w) reads input rows h*es0 - ep0 + [0, ek0) and
+      // columns w*es1 - ep1 + [0, ek1), clipped to the image.
+      std::vector<int64_t> ek{1, 1}, es{1, 1}, ep{0, 0, 0, 0};
+      int64_t MH = H, MW = W;
+      if (expand_op) {
+        ek = Attr(*expand_op, "kernel_shape", {1, 1});
+        es = Attr(*expand_op, "strides", {1, 1});
+        ep = Attr(*expand_op, "pads", {0, 0, 0, 0});
+        if (ek.size() != 2 || es.size() != 2 || ep.size() != 4 ||
+            Attr(*expand_op, "dilations", {1, 1}) != std::vector<int64_t>{1, 1} || mid.size() != 4 ||
+            !nhwc_ops_.count(expand_op))
+          return "unsupported expansion geometry";
+        MH = mid[1];
+        MW = mid[2];
+        if (residual && (ek != std::vector<int64_t>{1, 1} || es != std::vector<int64_t>{1, 1}))
+          return "a fused group with a residual add needs a 1x1 stride-1 expansion";
+      }
+      // Every value here is below 2^31 (dimensions) or 2^20 (geometry), and H*W*C, P*Q*K are the
+      // element counts of tensors whose bytes CheckTensors bounded, so no product overflows.
+      for (int64_t pp = 0; pp < P; ++pp) {
+        const int64_t h0 = FirstInputTap(pp * st[0] - pads[0], k[0], MH, es[0], ep[0], ek[0], H);
+        for (int64_t q = 0; q < Q; ++q) {
+          const int64_t w0 = FirstInputTap(q * st[1] - pads[1], k[1], MW, es[1], ep[1], ek[1], W);
+          int64_t lo = h0 >= 0 && w0 >= 0 ? (h0 * W + w0) * C : kInt64Max;
+          if (residual && pp < H && q < W) lo = std::min(lo, (pp * W + q) * C);
+          step(lo, (pp * Q + q + 1) * K - 1);
+        }
+      }
+    } else if (fc) {
+      if (x.size() != 2 || y.size() != 2 || chunk <= 0 || x[0] != y[0])
+        return "fully connected overlap needs [M, K] -> [M, N] tensors and segment_bytes";
+      const int64_t M = x[0], Kx = x[1], N = y[1];
+      auto steps = CheckedMul(M, CeilDiv(N, chunk));
+      if (!steps || *steps > kMaxSegmentSteps)
+        return "the output has more than " + Str(kMaxSegmentSteps) + " chunks; the verifier cannot re-check the overlap";
+      for (int64_t m = 0; m < M; ++m)
+        for (int64_t c0 = 0; c0 < N; c0 += chunk) step(m * Kx, m * N + std::min(c0 + chunk, N) - 1);
+    }
+    int64_t have = in.offset - out.offset;
+    if (const Pool* pool = FindPool(p_, in.level); pool && pool->bytes > 0) {
+      // Modulo the pool; the kernels also need the output's head not to wrap onto the input's tail.
+      have = ((have % pool->bytes) + pool->bytes) % pool->bytes;
+      if (have + in.bytes > pool->bytes || out.bytes > pool->bytes)
+        return "in the circular pool of " + Str(pool->bytes) + " bytes the output starts " + Str(have) +
+               " bytes below the input, so the " + Str(in.bytes) + "-byte input would wrap onto the output's head";
+    }
+    if (have < need)
+      return "the output starts " + Str(have) + " bytes below the input, but the step's access order needs " + Str(need);
+    return "";
   }
-  int64_t need = 0;
-  int64_t suffix = INT64_MAX;
-  for (size_t j = first_read.size(); j-- > 0;) {
-    if (suffix != INT64_MAX) need = std::max(need, last_write[j] - suffix + 1);
-    suffix = std::min(suffix, first_read[j]);
+
+  // No two sound buffers of a level live at the same step share a byte unless a legal declared
+  // overlap allows it. Sweep by first_step.
+  void CheckOverlaps() {
+    std::map<std::string, std::vector<const Buffer*>> by_level;
+    for (size_t i = 0; i < p_.buffers.size(); ++i)
+      if (sound_[i]) by_level[p_.buffers[i].level].push_back(&p_.buffers[i]);
+    for (auto& [level, list] : by_level) {
+      std::sort(list.begin(), list.end(), [](const Buffer* a, const Buffer* b) {
+        return a->first_step != b->first_step ? a->first_step < b->first_step : a->offset < b->offset;
+      });
+      for (size_t i = 0; i < list.size(); ++i)
+        for (size_t j = i + 1; j < list.size() && list[j]->first_step <= list[i]->last_step; ++j) {
+          const Buffer& a = *list[i];
+          const Buffer& b = *list[j];
+          if (a.bytes == 0 || b.bytes == 0) continue;
+          bool space = false;
+          for (const auto& [alo, ahi] : BufferPieces(p_, a))
+            for (const auto& [blo, bhi] : BufferPieces(p_, b)) space = space || (alo < bhi && blo < ahi);
+          if (!space || allowed_.count({a.tensor, b.tensor})) continue;
+          Err("buffers of '" + a.tensor + "' [" + Str(a.offset) + ", " + Str(a.offset + a.bytes) + ") and '" + b.tensor +
+              "' [" + Str(b.offset) + ", " + Str(b.offset + b.bytes) + ") in level '" + level +
+              "' overlap while both are live at step " + Str(std::max(a.first_step, b.first_step)));
+        }
+    }
   }
-  int64_t have = in.offset - out.offset;
-  if (const Pool* pool = FindPool(p, in.level); pool && pool->bytes > 0) {
-    // Modulo the pool; the kernels also need the output's head not to wrap onto the input's tail.
-    have = ((have % pool->bytes) + pool->bytes) % pool->bytes;
-    if (have + in.bytes > pool->bytes || out.bytes > pool->bytes)
-      return "in the circular pool of " + std::to_string(pool->bytes) + " bytes the output starts " + std::to_string(have) +
-             " bytes below the input, so the " + std::to_string(in.bytes) + "-byte input would wrap onto the output's head";
+
+  // levels[].used_bytes equals the highest byte its buffers reach; metrics.fits agrees with capacity.
+  void CheckReportedSizes() {
+    for (const auto& l : p_.levels) {
+      const int64_t used = used_.count(l.name) ? used_.at(l.name) : 0;
+      if (l.used_bytes != used)
+        Err("level '" + l.name + "' reports used_bytes " + Str(l.used_bytes) + " but its buffers reach " + Str(used));
+    }
+    if (p_.metrics.fits != r_.capacity.empty())
+      Err(std::string("metrics.fits says ") + (p_.metrics.fits ? "true" : "false") + " but the buffers " +
+          (r_.capacity.empty() ? "fit" : "overflow a level"));
   }
-  if (have < need)
-    return "the output starts " + std::to_string(have) + " bytes below the input, but the step's access order needs " +
-           std::to_string(need);
-  return "";
-}
+
+  const Plan& p_;
+  const int n_;
+  VerifyResult r_;
+  std::unordered_map<std::string, const Tensor*> tensors_;
+  std::set<std::string> bad_shape_;  // tensors whose bytes or shape are out of range or disagree
+  std::unordered_map<std::string, const Level*> levels_;
+  std::unordered_map<std::string, bool> offchip_;
+  std::unordered_map<std::string, int> produced_at_;
+  std::unordered_map<std::string, size_t> position_in_step_;
+  std::vector<bool> geometry_ok_;         // per step: every op's geometry passed CheckGeometry
+  std::set<const StepOp*> nhwc_ops_;      // window ops whose shapes agree with their geometry in NHWC
+  std::vector<bool> sound_;               // per buffer: in range (CheckBuffers); the only ones indexed
+  std::unordered_map<std::string, std::vector<const Buffer*>> buffers_of_;
+  std::map<std::string, int64_t> used_;   // per level: the highest byte a sound buffer reaches
+  std::set<std::pair<std::string, std::string>> allowed_;  // legal declared overlaps, both directions
+};
 
 }  // namespace
 
@@ -183,409 +945,6 @@ std::string VerifyResult::Summary(size_t max_lines) const {
   return s;
 }
 
-VerifyResult VerifyPlan(const Plan& p) {
-  VerifyResult r;
-  auto err = [&](std::string m) {
-    if (r.errors.size() < 1000) r.errors.push_back(std::move(m));
-  };
-  const int n = static_cast<int>(p.steps.size());
-  // Tensors.
-  std::unordered_map<std::string, const Tensor*> tensors;
-  for (const auto& t : p.tensors) {
-    if (!tensors.emplace(t.name, &t).second) err("tensor '" + t.name + "' is listed twice");
-    if (t.bytes < 0) err("tensor '" + t.name + "' has negative bytes");
-  }
-  auto root_of = [&](const std::string& name) {
-    std::string cur = name;
-    for (int guard = 0; guard < 64; ++guard) {
-      auto it = tensors.find(cur);
-      if (it == tensors.end() || it->second->alias_of.empty()) return cur;
-      cur = it->second->alias_of;
-    }
-    return cur;
-  };
-  // Steps: numbering, producers.
-  std::unordered_map<std::string, int> produced_at;
-  std::unordered_map<std::string, const StepOp*> op_of_step_output;
-  std::set<std::string> op_names;
-  for (int s = 0; s < n; ++s) {
-    const Step& st = p.steps[s];
-    if (st.index != s) err("step " + std::to_string(s) + " has index " + std::to_string(st.index));
-    if (st.ops.empty()) err("step " + std::to_string(s) + " runs no op");
-    for (const auto& op : st.ops) {
-      if (!op_names.insert(op.name).second) err("op '" + op.name + "' appears in two steps");
-      for (const auto& out : op.outputs) {
-        if (!tensors.count(out)) err("step " + std::to_string(s) + " op '" + op.name + "' writes unknown tensor '" + out + "'");
-        if (produced_at.count(out)) err("tensor '" + out + "' is produced twice");
-        produced_at[out] = s;
-      }
-    }
-  }
-  // Dependencies (inside a fused step, ops run in their listed order).
-  std::unordered_map<std::string, size_t> position_in_step;
-  for (int s = 0; s < n; ++s)
-    for (size_t k = 0; k < p.steps[s].ops.size(); ++k)
-      for (const auto& out : p.steps[s].ops[k].outputs) position_in_step[out] = k;
-  for (int s = 0; s < n; ++s)
-    for (size_t k = 0; k < p.steps[s].ops.size(); ++k)
-      for (const auto& in : p.steps[s].ops[k].inputs) {
-        const StepOp& op = p.steps[s].ops[k];
-        auto it = tensors.find(in);
-        if (it == tensors.end()) {
-          err("step " + std::to_string(s) + " op '" + op.name + "' reads unknown tensor '" + in + "'");
-          continue;
-        }
-        const std::string& kind = it->second->kind;
-        if (kind == "input" || kind == "constant") continue;
-        auto pr = produced_at.find(in);
-        if (pr == produced_at.end())
-          err("op '" + op.name + "' reads '" + in + "', which no step produces");
-        else if (pr->second > s || (pr->second == s && position_in_step[in] >= k))
-          err("dependency violated: step " + std::to_string(s) + " op '" + op.name + "' reads '" + in +
-              "', produced at step " + std::to_string(pr->second));
-      }
-  for (const auto& t : p.tensors)
-    if ((t.kind == "activation" || t.kind == "output") && !produced_at.count(t.name))
-      err("tensor '" + t.name + "' (" + t.kind + ") is never produced");
-  // Levels and buffers.
-  std::unordered_map<std::string, const Level*> levels;
-  for (const auto& l : p.levels) levels[l.name] = &l;
-  std::unordered_map<std::string, std::vector<const Buffer*>> buffers_of;
-  std::map<std::string, int64_t> used;
-  for (const auto& b : p.buffers) {
-    std::string what = "buffer of '" + b.tensor + "'";
-    auto t = tensors.find(b.tensor);
-    if (t == tensors.end()) {
-      err(what + " names an unknown tensor");
-      continue;
-    }
-    auto l = levels.find(b.level);
-    if (l == levels.end()) {
-      err(what + " is in unknown level '" + b.level + "'");
-      continue;
-    }
-    if (b.offset < 0) err(what + " has negative offset " + std::to_string(b.offset));
-    if (b.bytes < t->second->bytes)
-      err(what + " has " + std::to_string(b.bytes) + " bytes but the tensor needs " + std::to_string(t->second->bytes));
-    if (b.first_step < 0 || b.last_step >= std::max(n, 1) || b.first_step > b.last_step)
-      err(what + " has an invalid live range [" + std::to_string(b.first_step) + ", " + std::to_string(b.last_step) + "]");
-    if (!t->second->alias_of.empty()) err(what + ": '" + b.tensor + "' is a view and must not own a buffer");
-    const Pool* pool = FindPool(p, b.level);
-    if (pool && (b.offset >= pool->bytes || b.bytes > pool->bytes))
-      err(what + " [" + std::to_string(b.offset) + ", +" + std::to_string(b.bytes) +
-          ") does not start inside the circular pool of level '" + b.level + "' (" + std::to_string(pool->bytes) +
-          " bytes), or is larger than the pool");
-    int64_t end = 0;
-    for (const auto& [lo, hi] : BufferPieces(p, b)) end = std::max(end, hi);
-    if (b.offset > l->second->capacity || end > l->second->capacity)
-      r.capacity.push_back(what + " ends at byte " + std::to_string(end) + " of level '" + b.level +
-                           "', which has " + std::to_string(l->second->capacity) + " bytes");
-    used[b.level] = std::max(used[b.level], end);
-    buffers_of[b.tensor].push_back(&b);
-  }
-  // Circular pools: one per on-chip level, covering the level's used bytes; a buffer that wraps is
-  // touched only by the segment kernels, as the data input or output of a segment step, never by a
-  // transfer, and is not a graph output (the application reads outputs as plain arrays).
-  {
-    std::set<std::string> pool_levels;
-    for (const Pool& pool : p.pools) {
-      const std::string what = "circular pool of level '" + pool.level + "'";
-      auto l = levels.find(pool.level);
-      if (l == levels.end()) {
-        err(what + ": no such level");
-        continue;
-      }
-      if (!pool_levels.insert(pool.level).second) err(what + " is declared twice");
-      if (l->second->kind == "flash" || l->second->kind == "dram") err(what + ": the level is off-chip");
-      if (pool.bytes <= 0 || pool.segment_bytes < 1)
-        err(what + " has " + std::to_string(pool.bytes) + " bytes and segments of " + std::to_string(pool.segment_bytes));
-      else if (pool.bytes != used[pool.level])
-        err(what + " has " + std::to_string(pool.bytes) + " bytes but must cover the level's used " +
-            std::to_string(used[pool.level]) + " bytes (the kernels address the whole level modulo its size)");
-    }
-    for (const auto& b : p.buffers) {
-      if (!Wraps(p, b)) continue;
-      const std::string what = "buffer of '" + b.tensor + "' wraps around the circular pool of level '" + b.level + "'";
-      auto t = tensors.find(b.tensor);
-      if (t != tensors.end() && (t->second->kind == "output" || t->second->kind == "constant"))
-        err(what + " but is a graph " + t->second->kind + "; place it without wrapping");
-      for (const auto& tr : p.transfers)
-        if (tr.tensor == b.tensor && tr.step >= b.first_step && tr.step <= b.last_step)
-          err(what + " but is moved by a " + tr.kind + " at step " + std::to_string(tr.step) + "; transfers copy plain ranges");
-      for (int s = std::max(b.first_step, 0); s <= b.last_step && s < n; ++s) {
-        const auto& ops = p.steps[s].ops;
-        bool touched = false;
-        for (const auto& op : ops) {
-          for (const auto& in : op.inputs) touched = touched || root_of(in) == b.tensor;
-          for (const auto& out : op.outputs) touched = touched || out == b.tensor;
-        }
-        if (!touched) continue;
-        const bool pool_operand = !ops.empty() && ((!ops.front().inputs.empty() && root_of(ops.front().inputs[0]) == b.tensor) ||
-                                                   (!ops.back().outputs.empty() && ops.back().outputs[0] == b.tensor));
-        bool other_use = false;  // read or written by an op of the step other than as the pool operand
-        for (size_t k = 0; k < ops.size(); ++k) {
-          for (size_t i = 0; i < ops[k].inputs.size(); ++i)
-            if (root_of(ops[k].inputs[i]) == b.tensor && !(k == 0 && i == 0) &&
-                !(ops.size() == 4 && k == 3))  // the fused residual Add reads the group input
-              other_use = true;
-          for (size_t i = 0; i < ops[k].outputs.size(); ++i)
-            if (ops[k].outputs[i] == b.tensor && !(k + 1 == ops.size() && i == 0)) other_use = true;
-        }
-        if (!IsSegmentStep(p, s) || !pool_operand || other_use)
-          err(what + " but step " + std::to_string(s) + " ('" + (ops.empty() ? std::string() : ops.front().name) +
-              "') is not a segment step using it as its pool input or output; only the segment kernels address "
-              "the pool modulo");
-      }
-    }
-  }
-  // Fused intermediates: tensors produced and entirely consumed inside one multi-op step (a fused
-  // group computes them tile by tile in its workspace) need no buffer of their own.
-  std::set<std::string> fused;
-  for (int s = 0; s < n; ++s) {
-    if (p.steps[s].ops.size() < 2) continue;
-    std::set<std::string> names;
-    for (const auto& op : p.steps[s].ops) names.insert(op.name);
-    for (const auto& op : p.steps[s].ops)
-      for (const auto& out : op.outputs) {
-        auto t = tensors.find(out);
-        if (t == tensors.end() || t->second->kind != "activation" || t->second->consumers.empty()) continue;
-        bool inside = true;
-        for (const auto& c : t->second->consumers) inside = inside && names.count(c);
-        if (inside) fused.insert(out);
-      }
-  }
-  // Residency: every input and output of a step is covered by a buffer of its storage tensor.
-  for (int s = 0; s < n; ++s)
-    for (const auto& op : p.steps[s].ops) {
-      for (int io = 0; io < 2; ++io)
-        for (const auto& name : io == 0 ? op.inputs : op.outputs) {
-          if (!tensors.count(name) || fused.count(name)) continue;
-          std::string root = root_of(name);
-          bool ok = false;
-          for (const Buffer* b : buffers_of[root])
-            if (b->first_step <= s && s <= b->last_step) ok = true;
-          if (!ok)
-            err(std::string(io == 0 ? "input" : "output") + " '" + name + "'" +
-                (root != name ? " (view of '" + root + "')" : "") + " of step " + std::to_string(s) +
-                " op '" + op.name + "' is not resident: no buffer covers step " + std::to_string(s));
-        }
-    }
-  // Transfers (plan-format.md): loads/reloads copy off chip -> on chip before the step's ops, into a
-  // buffer that starts at that step; spills/stores copy on chip -> off chip after them, from a buffer
-  // live at that step into one live from that step on. Data must exist where it is copied from.
-  std::unordered_map<std::string, bool> offchip_level;
-  for (const auto& l : p.levels) offchip_level[l.name] = l.kind == "dram" || l.kind == "flash";
-  {
-    // Earliest step at which each tensor's data exists in each level.
-    std::map<std::pair<std::string, std::string>, int> valid_from;  // (tensor, level) -> step
-    for (const auto& t : p.tensors)
-      if (t.kind == "input" || t.kind == "constant")
-        for (const Buffer* b : buffers_of[t.name])
-          if (offchip_level[b->level] && b->first_step == 0) valid_from[{t.name, b->level}] = -1;
-    std::vector<const Transfer*> order;
-    for (const auto& tr : p.transfers) order.push_back(&tr);
-    auto after = [](const Transfer* t) { return t->kind == "spill" || t->kind == "store"; };
-    std::stable_sort(order.begin(), order.end(), [&](const Transfer* a, const Transfer* b) {
-      return a->step != b->step ? a->step < b->step : after(a) < after(b);
-    });
-    std::set<std::pair<std::string, int>> filled;  // (tensor, step) buffers filled by a transfer
-    for (const Transfer* tr : order) {
-      std::string what = tr->kind + " of '" + tr->tensor + "' at step " + std::to_string(tr->step);
-      auto t = tensors.find(tr->tensor);
-      if (t == tensors.end()) {
-        err(what + " names an unknown tensor");
-        continue;
-      }
-      if (tr->kind != "load" && tr->kind != "reload" && tr->kind != "spill" && tr->kind != "store") {
-        err(what + ": unknown kind (load, reload, spill, store)");
-        continue;
-      }
-      if (!levels.count(tr->from) || !levels.count(tr->to) || tr->from == tr->to) {
-        err(what + ": from '" + tr->from + "' to '" + tr->to + "' must name two different levels");
-        continue;
-      }
-      if (tr->step < 0 || tr->step >= n) {
-        err(what + ": no such step");
-        continue;
-      }
-      if (tr->bytes != t->second->bytes) err(what + " moves " + std::to_string(tr->bytes) + " bytes, the tensor has " + std::to_string(t->second->bytes));
-      const bool in = tr->kind == "load" || tr->kind == "reload";
-      if (in && (!offchip_level[tr->from] || offchip_level[tr->to])) err(what + " must copy from an off-chip level to an on-chip one");
-      if (!in && (offchip_level[tr->from] || !offchip_level[tr->to])) err(what + " must copy from an on-chip level to an off-chip one");
-      const Buffer *src = nullptr, *dst = nullptr;
-      for (const Buffer* b : buffers_of[tr->tensor]) {
-        if (b->level == tr->from && b->first_step <= tr->step && tr->step <= b->last_step) src = b;
-        if (b->level == tr->to && b->first_step <= tr->step && tr->step <= b->last_step) dst = b;
-      }
-      if (!src || !dst) {
-        err(what + ": no buffer of the tensor in '" + (src ? tr->to : tr->from) + "' is live at that step");
-        continue;
-      }
-      auto v = valid_from.find({tr->tensor, tr->from});
-      const bool src_valid = v != valid_from.end() && (in ? v->second < tr->step : v->second <= tr->step);
-      // On chip, the data is valid from its production step in the buffer that covers it.
-      auto pr = produced_at.find(tr->tensor);
-      const bool produced_here = !in && pr != produced_at.end() && pr->second <= tr->step &&
-                                 src->first_step <= pr->second;
-      const bool filled_here = !in && filled.count({tr->tensor, src->first_step}) > 0;
-      if (!src_valid && !produced_here && !filled_here)
-        err(what + ": the tensor's data is not in '" + tr->from + "' at that step");
-      if (in) {
-        if (dst->first_step != tr->step) err(what + ": the on-chip buffer must start at the step of the load");
-        filled.insert({tr->tensor, tr->step});
-      } else {
-        // The copy exists off chip from after this step (a later reload may read it).
-        valid_from.emplace(std::make_pair(tr->tensor, tr->to), tr->step);
-      }
-    }
-    // Every on-chip buffer of a produced tensor that starts after its production is filled by a load.
-    for (const auto& b : p.buffers) {
-      if (offchip_level[b.level]) continue;
-      auto pr = produced_at.find(b.tensor);
-      auto t = tensors.find(b.tensor);
-      if (t == tensors.end()) continue;
-      const bool has_offchip = [&] {
-        for (const Buffer* o : buffers_of[b.tensor])
-          if (offchip_level[o->level]) return true;
-        return false;
-      }();
-      const bool initial = (t->second->kind == "input" || t->second->kind == "constant") && !has_offchip;
-      const bool produced = pr != produced_at.end() && pr->second == b.first_step;
-      if (!initial && !produced && !filled.count({b.tensor, b.first_step}) && t->second->kind != "scratch" &&
-          t->second->alias_of.empty())
-        err("buffer of '" + b.tensor + "' in '" + b.level + "' from step " + std::to_string(b.first_step) +
-            " holds no data: it starts neither at the tensor's production nor with a load");
-    }
-  }
-  // Off-chip bytes: transfers plus ops reading (writing) tensors that only have an off-chip buffer.
-  {
-    int64_t rd = 0, wr = 0, nc_rd = 0, nc_wr = 0;
-    for (const auto& tr : p.transfers) {
-      const bool in = tr.kind == "load" || tr.kind == "reload";
-      (in ? rd : wr) += tr.bytes;
-      if (tr.kind == "reload") nc_rd += tr.bytes;
-      if (tr.kind == "spill") nc_wr += tr.bytes;
-    }
-    for (int s = 0; s < n; ++s)
-      for (const auto& op : p.steps[s].ops)
-        for (int io = 0; io < 2; ++io) {
-          if (io == 1 && (op.type == "Reshape" || op.type == "Flatten" || op.type == "Squeeze" || op.type == "Unsqueeze" ||
-                          op.type == "Identity" || op.type == "Dropout"))
-            continue;
-          for (const auto& name : io == 0 ? op.inputs : op.outputs) {
-            auto t = tensors.find(name);
-            if (t == tensors.end()) continue;
-            const Buffer* hit = nullptr;
-            for (const Buffer* b : buffers_of[root_of(name)])
-              if (b->first_step <= s && s <= b->last_step && (!hit || (offchip_level[hit->level] && !offchip_level[b->level])))
-                hit = b;
-            if (hit && offchip_level[hit->level]) (io == 0 ? rd : wr) += t->second->bytes;
-          }
-        }
-    if (rd != p.metrics.offchip_read_bytes || wr != p.metrics.offchip_write_bytes)
-      err("metrics report " + std::to_string(p.metrics.offchip_read_bytes) + " off-chip bytes read and " +
-          std::to_string(p.metrics.offchip_write_bytes) + " written; the plan's transfers and off-chip operands add up to " +
-          std::to_string(rd) + " and " + std::to_string(wr));
-    if (nc_rd != p.metrics.noncompulsory_read_bytes || nc_wr != p.metrics.noncompulsory_write_bytes)
-      err("metrics report " + std::to_string(p.metrics.noncompulsory_read_bytes) + "/" +
-          std::to_string(p.metrics.noncompulsory_write_bytes) + " non-compulsory bytes read/written; reloads and spills add up to " +
-          std::to_string(nc_rd) + "/" + std::to_string(nc_wr));
-  }
-  // Declared overlaps: legal only as the in-place rules allow.
-  std::set<std::pair<std::string, std::string>> allowed;
-  std::unordered_map<std::string, const Buffer*> first_buffer;
-  for (const auto& b : p.buffers) first_buffer.emplace(b.tensor, &b);
-  for (const auto& b : p.buffers)
-    for (const auto& o : b.overlaps) {
-      std::string what = "declared overlap of '" + b.tensor + "' with '" + o.tensor + "'";
-      auto ob = first_buffer.find(o.tensor);
-      if (ob == first_buffer.end()) {
-        err(what + ": no buffer for '" + o.tensor + "'");
-        continue;
-      }
-      const Buffer& a = *ob->second;
-      if (o.reason == "segment-overlap") {
-        // In a circular pool the output sits (in - out) mod pool bytes below the input.
-        int64_t diff = b.offset - a.offset;
-        if (const Pool* pool = FindPool(p, b.level); pool && pool->bytes > 0 && a.level == b.level)
-          diff = -((((a.offset - b.offset) % pool->bytes) + pool->bytes) % pool->bytes);
-        std::string why = o.shift != diff ? "declared shift " + std::to_string(o.shift) + " is not the offsets' difference " + std::to_string(diff)
-                                          : CheckSegmentOverlap(p, tensors, a, b);
-        if (!why.empty()) {
-          err(what + ": " + why);
-          continue;
-        }
-        allowed.insert({b.tensor, o.tensor});
-        allowed.insert({o.tensor, b.tensor});
-        continue;
-      }
-      if (o.reason != "inplace-elementwise" && o.reason != "inplace-depthwise") {
-        err(what + ": unknown reason '" + o.reason + "'");
-        continue;
-      }
-      int s = b.first_step;
-      if (a.last_step != s || a.level != b.level) {
-        err(what + ": in-place needs '" + o.tensor + "' to die at step " + std::to_string(s) + " where '" +
-            b.tensor + "' is born (it dies at " + std::to_string(a.last_step) + ")");
-        continue;
-      }
-      if (o.shift != 0 || b.offset != a.offset || b.bytes > a.bytes) {
-        err(what + ": in-place output must sit at the input's offset and be no larger");
-        continue;
-      }
-      bool legal = false;
-      if (s >= 0 && s < n)
-        for (const auto& op : p.steps[s].ops) {
-          bool writes = std::find(op.outputs.begin(), op.outputs.end(), b.tensor) != op.outputs.end();
-          bool reads = false;
-          for (const auto& in : op.inputs)
-            if (root_of(in) == o.tensor) reads = true;
-          bool kind_ok = o.reason == "inplace-depthwise" ? op.type == "DepthwiseConv"
-                                                         : ElementwiseTypes().count(op.type) > 0;
-          if (writes && reads && kind_ok) legal = true;
-        }
-      if (!legal) {
-        err(what + ": step " + std::to_string(s) + " has no " +
-            (o.reason == "inplace-depthwise" ? "depthwise convolution" : "element-wise op") + " that reads '" +
-            o.tensor + "' and writes '" + b.tensor + "'");
-        continue;
-      }
-      allowed.insert({b.tensor, o.tensor});
-      allowed.insert({o.tensor, b.tensor});
-    }
-  // No two buffers of a level live at the same step share a byte. Sweep by first_step.
-  std::map<std::string, std::vector<const Buffer*>> by_level;
-  for (const auto& b : p.buffers) by_level[b.level].push_back(&b);
-  for (auto& [level, list] : by_level) {
-    std::sort(list.begin(), list.end(), [](const Buffer* a, const Buffer* b) {
-      return a->first_step != b->first_step ? a->first_step < b->first_step : a->offset < b->offset;
-    });
-    for (size_t i = 0; i < list.size(); ++i)
-      for (size_t j = i + 1; j < list.size() && list[j]->first_step <= list[i]->last_step; ++j) {
-        const Buffer& a = *list[i];
-        const Buffer& b = *list[j];
-        if (a.bytes == 0 || b.bytes == 0) continue;
-        bool space = false;
-        for (const auto& [alo, ahi] : BufferPieces(p, a))
-          for (const auto& [blo, bhi] : BufferPieces(p, b)) space = space || (alo < bhi && blo < ahi);
-        if (!space || allowed.count({a.tensor, b.tensor})) continue;
-        err("buffers of '" + a.tensor + "' [" + std::to_string(a.offset) + ", " + std::to_string(a.offset + a.bytes) +
-            ") and '" + b.tensor + "' [" + std::to_string(b.offset) + ", " + std::to_string(b.offset + b.bytes) +
-            ") in level '" + level + "' overlap while both are live at step " +
-            std::to_string(std::max(a.first_step, b.first_step)));
-      }
-  }
-  // Reported sizes.
-  for (const auto& l : p.levels) {
-    if (l.used_bytes != used[l.name])
-      err("level '" + l.name + "' reports used_bytes " + std::to_string(l.used_bytes) + " but its buffers reach " +
-          std::to_string(used[l.name]));
-    if (l.capacity <= 0) err("level '" + l.name + "' has no capacity");
-  }
-  if (p.metrics.fits != r.capacity.empty())
-    err(std::string("metrics.fits says ") + (p.metrics.fits ? "true" : "false") + " but the buffers " +
-        (r.capacity.empty() ? "fit" : "overflow a level"));
-  return r;
-}
+VerifyResult VerifyPlan(const Plan& p) { return Checker(p).Run(); }
 
 }  // namespace sramplan::plan
