@@ -21,8 +21,8 @@ std::vector<std::pair<int64_t, int64_t>> BufferPieces(const Plan& p, const Buffe
   // the verifier rejects) ends at INT64_MAX.
   const std::optional<int64_t> end = CheckedAdd(b.offset, b.bytes);
   const Pool* pool = FindPool(p, b.level);
-  if (pool && pool->bytes > 0 && b.offset >= 0 && b.offset < pool->bytes && b.bytes >= 0 && b.bytes <= pool->bytes &&
-      end && *end > pool->bytes)
+  if (pool && pool->bytes > 0 && b.offset >= 0 && b.offset < pool->bytes && b.bytes >= 0 &&
+      b.bytes <= pool->bytes && end && *end > pool->bytes)
     return {{b.offset, pool->bytes}, {0, *end - pool->bytes}};
   return {{b.offset, end ? *end : std::numeric_limits<int64_t>::max()}};
 }

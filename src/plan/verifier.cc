@@ -1,9 +1,10 @@
-// PlanVerifier: checks a plan on its own terms, sharing no code with the planners (it depends only on
-// src/support and src/plan). VerifyPlan runs a fixed sequence of named checks over one Checker that
-// indexes the plan as it goes. Every value read from the plan is range-checked before anything loops
-// over it or does arithmetic with it: a check that finds an element malformed (a buffer whose offset,
-// size or live range is out of range, a step whose geometry disagrees with its tensors' shapes) reports
-// it and marks it, and the later checks leave it alone instead of overflowing or running for hours.
+// PlanVerifier: checks a plan on its own terms, sharing no code with the planners (it depends only
+// on src/support and src/plan). VerifyPlan runs a fixed sequence of named checks over one Checker
+// that indexes the plan as it goes. Every value read from the plan is range-checked before anything
+// loops over it or does arithmetic with it: a check that finds an element malformed (a buffer whose
+// offset, size or live range is out of range, a step whose geometry disagrees with its tensors'
+// shapes) reports it and marks it, and the later checks leave it alone instead of overflowing or
+// running for hours.
 #include "plan/verifier.h"
 
 #include <algorithm>
@@ -38,16 +39,18 @@ int64_t SaturatingAdd(int64_t a, int64_t b) {
 }
 
 const std::set<std::string>& ElementwiseTypes() {
-  static const std::set<std::string> k = {"Relu", "Clip", "Sigmoid", "HardSigmoid", "HardSwish",
-                                          "Tanh", "Erf", "Sqrt", "Neg", "Exp", "Log", "Abs",
-                                          "LeakyRelu", "Elu", "Gelu", "Reciprocal", "Cast",
-                                          "BatchNormalization", "Add", "Sub", "Mul", "Div", "Pow",
-                                          "Max", "Min"};
+  static const std::set<std::string> k = {
+      "Relu",      "Clip", "Sigmoid", "HardSigmoid", "HardSwish", "Tanh",
+      "Erf",       "Sqrt", "Neg",     "Exp",         "Log",       "Abs",
+      "LeakyRelu", "Elu",  "Gelu",    "Reciprocal",  "Cast",      "BatchNormalization",
+      "Add",       "Sub",  "Mul",     "Div",         "Pow",       "Max",
+      "Min"};
   return k;
 }
 
 bool IsViewType(const std::string& t) {
-  return t == "Reshape" || t == "Flatten" || t == "Squeeze" || t == "Unsqueeze" || t == "Identity" || t == "Dropout";
+  return t == "Reshape" || t == "Flatten" || t == "Squeeze" || t == "Unsqueeze" ||
+         t == "Identity" || t == "Dropout";
 }
 bool IsConvType(const std::string& t) { return t == "Conv" || t == "DepthwiseConv"; }
 bool IsPoolType(const std::string& t) { return t == "MaxPool" || t == "AveragePool"; }
@@ -68,14 +71,16 @@ std::vector<int64_t> Attr(const StepOp& op, const char* key, std::vector<int64_t
 
 // Along one axis of a window op run on the output of a fused expansion (or directly on the input:
 // es = ek = 1, ep = 0, plane = n): the window of one output pixel covers plane positions
-// start + [0, k), clipped to [0, plane); plane position h reads input positions h*es - ep + [0, ek),
-// clipped to [0, n). Returns the first input position any of them reads, or -1 when none reads one.
-// Closed form of the byte-by-byte scan (every term grows with h, so the first valid h gives the
-// minimum); all arguments are range-checked by the caller, so nothing overflows.
-int64_t FirstInputTap(int64_t start, int64_t k, int64_t plane, int64_t es, int64_t ep, int64_t ek, int64_t n) {
+// start + [0, k), clipped to [0, plane); plane position h reads input positions h*es - ep + [0,
+// ek), clipped to [0, n). Returns the first input position any of them reads, or -1 when none reads
+// one. Closed form of the byte-by-byte scan (every term grows with h, so the first valid h gives
+// the minimum); all arguments are range-checked by the caller, so nothing overflows.
+int64_t FirstInputTap(int64_t start, int64_t k, int64_t plane, int64_t es, int64_t ep, int64_t ek,
+                      int64_t n) {
   if (n < 1) return -1;
   const int64_t lo = std::max<int64_t>(start, 0), hi = std::min(start + k, plane) - 1;
-  // h*es - ep + ek - 1 >= 0 (the expansion window reaches row 0) and h*es - ep < n (it starts inside).
+  // h*es - ep + ek - 1 >= 0 (the expansion window reaches row 0) and h*es - ep < n (it starts
+  // inside).
   const int64_t need = ep - ek + 1;
   const int64_t ha = need <= 0 ? 0 : CeilDiv(need, es);
   const int64_t hb = (n + ep - 1) / es;
@@ -110,7 +115,8 @@ class Checker {
     if (r_.errors.size() < 1000) r_.errors.push_back(std::move(m));
   }
   std::string OpWhere(int s, size_t k) const {
-    return "steps[" + Str(s) + "].ops[" + Str(static_cast<int64_t>(k)) + "] '" + p_.steps[s].ops[k].name + "'";
+    return "steps[" + Str(s) + "].ops[" + Str(static_cast<int64_t>(k)) + "] '" +
+           p_.steps[s].ops[k].name + "'";
   }
   static std::string BufferWhere(size_t i, const Buffer& b) {
     return "buffers[" + Str(static_cast<int64_t>(i)) + "] '" + b.tensor + "'";
@@ -158,7 +164,8 @@ class Checker {
       std::optional<int64_t> elements = 1;
       for (size_t d = 0; d < t.shape.size(); ++d) {
         if (t.shape[d] < 0) {
-          Err(where + ": shape[" + Str(static_cast<int64_t>(d)) + "] is negative (" + Str(t.shape[d]) + ")");
+          Err(where + ": shape[" + Str(static_cast<int64_t>(d)) + "] is negative (" +
+              Str(t.shape[d]) + ")");
           ok = false;
           elements.reset();
           break;
@@ -166,13 +173,15 @@ class Checker {
         elements = CheckedMul(*elements, t.shape[d]);
         if (!elements) break;
       }
-      // An empty shape is unknown (hand-written plans) or a scalar: bytes are not checked against it.
+      // An empty shape is unknown (hand-written plans) or a scalar: bytes are not checked against
+      // it.
       const int64_t size = ElementBytes(t.dtype);
       if (ok && size > 0 && !t.shape.empty()) {
         std::optional<int64_t> need = elements ? CheckedMul(*elements, size) : std::nullopt;
         if (!need || *need != t.bytes) {
           Err(where + ": shape " + List(t.shape) + " of " + t.dtype + " needs " +
-              (need ? Str(*need) : std::string("more than 2^63")) + " bytes, but bytes is " + Str(t.bytes));
+              (need ? Str(*need) : std::string("more than 2^63")) + " bytes, but bytes is " +
+              Str(t.bytes));
           ok = false;
         }
       }
@@ -197,7 +206,8 @@ class Checker {
     std::set<std::string> op_names;
     for (int s = 0; s < n_; ++s) {
       const Step& st = p_.steps[s];
-      if (st.index != s) Err("steps[" + Str(s) + "]: index " + Str(st.index) + ", expected " + Str(s));
+      if (st.index != s)
+        Err("steps[" + Str(s) + "]: index " + Str(st.index) + ", expected " + Str(s));
       if (st.ops.empty()) Err("steps[" + Str(s) + "] runs no op");
       for (size_t k = 0; k < st.ops.size(); ++k) {
         const StepOp& op = st.ops[k];
@@ -216,8 +226,8 @@ class Checker {
         Err("tensor '" + t.name + "' (" + t.kind + ") is never produced");
   }
 
-  // Dependencies: every input is a graph input, a constant, or produced earlier (inside a fused step,
-  // ops run in their listed order).
+  // Dependencies: every input is a graph input, a constant, or produced earlier (inside a fused
+  // step, ops run in their listed order).
   void CheckDependencies() {
     for (int s = 0; s < n_; ++s)
       for (size_t k = 0; k < p_.steps[s].ops.size(); ++k) {
@@ -259,11 +269,12 @@ class Checker {
 
   bool CheckAttrRanges(const StepOp& op, const std::string& where) {
     bool ok = true;
-    auto range = [&](const std::string& key, const std::vector<int64_t>& v, int64_t lo, int64_t hi) {
+    auto range = [&](const std::string& key, const std::vector<int64_t>& v, int64_t lo,
+                     int64_t hi) {
       for (size_t i = 0; i < v.size(); ++i)
         if (v[i] < lo || v[i] > hi) {
-          Err(where + ": " + key + "[" + Str(static_cast<int64_t>(i)) + "] " + Str(v[i]) + " is outside [" + Str(lo) +
-              ", " + Str(hi) + "]");
+          Err(where + ": " + key + "[" + Str(static_cast<int64_t>(i)) + "] " + Str(v[i]) +
+              " is outside [" + Str(lo) + ", " + Str(hi) + "]");
           ok = false;
           return;
         }
@@ -280,7 +291,8 @@ class Checker {
         range(key, v, 0, kMaxWindow);
       } else if (key == "group" || key == "segment_bytes" || key == "row_cache") {
         if (v.size() != 1) {
-          Err(where + ": " + key + " must have one entry, has " + Str(static_cast<int64_t>(v.size())));
+          Err(where + ": " + key + " must have one entry, has " +
+              Str(static_cast<int64_t>(v.size())));
           ok = false;
           continue;
         }
@@ -295,7 +307,8 @@ class Checker {
 
   // The output of `op` (a Conv, DepthwiseConv or pool) as its geometry gives it, in one layout.
   // Returns the expected output shape, empty when the weights, channels or group disagree.
-  std::vector<int64_t> WindowOutput(const StepOp& op, const std::vector<int64_t>& x, bool nhwc) const {
+  std::vector<int64_t> WindowOutput(const StepOp& op, const std::vector<int64_t>& x,
+                                    bool nhwc) const {
     const int rank = static_cast<int>(x.size());
     const int nsp = rank - 2;
     const int caxis = nhwc ? rank - 1 : 1;
@@ -358,7 +371,8 @@ class Checker {
       bool match = want == *y;
       if (!match && IsPoolType(op.type) && !want.empty()) {
         match = true;
-        for (size_t i = 0; i < want.size(); ++i) match = match && ((*y)[i] == want[i] || (*y)[i] == want[i] + 1);
+        for (size_t i = 0; i < want.size(); ++i)
+          match = match && ((*y)[i] == want[i] || (*y)[i] == want[i] + 1);
       }
       if (match) {
         any = true;
@@ -367,11 +381,12 @@ class Checker {
       if (first.empty()) first = want;
     }
     if (any) return true;
-    Err(where + ": output shape " + List(*y) + " is not what input " + List(*x) + " and the geometry (kernel_shape " +
-        List(Attr(op, "kernel_shape", {})) + ", strides " + List(Attr(op, "strides", {})) + ", pads " +
-        List(Attr(op, "pads", {})) + ", dilations " + List(Attr(op, "dilations", {})) + ", group " +
-        List(Attr(op, "group", {1})) + ") give" +
-        (first.empty() ? std::string(" (the weights, channels or group disagree)") : ": " + List(first) + " in NHWC"));
+    Err(where + ": output shape " + List(*y) + " is not what input " + List(*x) +
+        " and the geometry (kernel_shape " + List(Attr(op, "kernel_shape", {})) + ", strides " +
+        List(Attr(op, "strides", {})) + ", pads " + List(Attr(op, "pads", {})) + ", dilations " +
+        List(Attr(op, "dilations", {})) + ", group " + List(Attr(op, "group", {1})) + ") give" +
+        (first.empty() ? std::string(" (the weights, channels or group disagree)")
+                       : ": " + List(first) + " in NHWC"));
     return false;
   }
 
@@ -405,26 +420,30 @@ class Checker {
       } else if (b.bytes < t->bytes) {
         Err(where + " has " + Str(b.bytes) + " bytes but the tensor needs " + Str(t->bytes));
       }
-      for (const auto& [name, v] : {std::pair<const char*, int>{"first_step", b.first_step}, {"last_step", b.last_step}})
+      for (const auto& [name, v] :
+           {std::pair<const char*, int>{"first_step", b.first_step}, {"last_step", b.last_step}})
         if (v < 0 || v >= steps) {
           Err(where + ": " + name + " " + Str(v) + " is outside [0, " + Str(steps - 1) + "]");
           ok = false;
         }
       if (ok && b.first_step > b.last_step) {
-        Err(where + ": first_step " + Str(b.first_step) + " is after last_step " + Str(b.last_step));
+        Err(where + ": first_step " + Str(b.first_step) + " is after last_step " +
+            Str(b.last_step));
         ok = false;
       }
-      if (!t->alias_of.empty()) Err(where + ": '" + b.tensor + "' is a view and must not own a buffer");
+      if (!t->alias_of.empty())
+        Err(where + ": '" + b.tensor + "' is a view and must not own a buffer");
       if (!ok) continue;
       const Pool* pool = FindPool(p_, b.level);
       if (pool && (b.offset >= pool->bytes || b.bytes > pool->bytes))
-        Err(where + " [" + Str(b.offset) + ", +" + Str(b.bytes) + ") does not start inside the circular pool of level '" +
-            b.level + "' (" + Str(pool->bytes) + " bytes), or is larger than the pool");
+        Err(where + " [" + Str(b.offset) + ", +" + Str(b.bytes) +
+            ") does not start inside the circular pool of level '" + b.level + "' (" +
+            Str(pool->bytes) + " bytes), or is larger than the pool");
       int64_t end = 0;
       for (const auto& [lo, hi] : BufferPieces(p_, b)) end = std::max(end, hi);
       if (b.offset > l->second->capacity || end > l->second->capacity)
-        r_.capacity.push_back(where + " ends at byte " + Str(end) + " of level '" + b.level + "', which has " +
-                              Str(l->second->capacity) + " bytes");
+        r_.capacity.push_back(where + " ends at byte " + Str(end) + " of level '" + b.level +
+                              "', which has " + Str(l->second->capacity) + " bytes");
       used_[b.level] = std::max(used_[b.level], end);
       buffers_of_[b.tensor].push_back(&b);
       sound_[i] = true;
@@ -445,22 +464,26 @@ class Checker {
       }
       if (!pool_levels.insert(pool.level).second) Err(what + " is declared twice");
       if (Offchip(pool.level)) Err(what + ": the level is off-chip");
-      if (pool.bytes <= 0 || pool.bytes > kMaxBytes || pool.segment_bytes < 1 || pool.segment_bytes > kInt32Max)
+      if (pool.bytes <= 0 || pool.bytes > kMaxBytes || pool.segment_bytes < 1 ||
+          pool.segment_bytes > kInt32Max)
         Err(what + " has " + Str(pool.bytes) + " bytes and segments of " + Str(pool.segment_bytes));
       else if (pool.bytes != used_[pool.level])
-        Err(what + " has " + Str(pool.bytes) + " bytes but must cover the level's used " + Str(used_[pool.level]) +
+        Err(what + " has " + Str(pool.bytes) + " bytes but must cover the level's used " +
+            Str(used_[pool.level]) +
             " bytes (the kernels address the whole level modulo its size)");
     }
     for (size_t i = 0; i < p_.buffers.size(); ++i) {
       const Buffer& b = p_.buffers[i];
       if (!sound_[i] || !Wraps(p_, b)) continue;
-      const std::string what = BufferWhere(i, b) + " wraps around the circular pool of level '" + b.level + "'";
+      const std::string what =
+          BufferWhere(i, b) + " wraps around the circular pool of level '" + b.level + "'";
       const Tensor* t = FindTensor(b.tensor);
       if (t && (t->kind == "output" || t->kind == "constant"))
         Err(what + " but is a graph " + t->kind + "; place it without wrapping");
       for (const auto& tr : p_.transfers)
         if (tr.tensor == b.tensor && tr.step >= b.first_step && tr.step <= b.last_step)
-          Err(what + " but is moved by a " + tr.kind + " at step " + Str(tr.step) + "; transfers copy plain ranges");
+          Err(what + " but is moved by a " + tr.kind + " at step " + Str(tr.step) +
+              "; transfers copy plain ranges");
       for (int s = b.first_step; s <= b.last_step && s < n_; ++s) {
         const auto& ops = p_.steps[s].ops;
         bool touched = false;
@@ -469,9 +492,12 @@ class Checker {
           for (const auto& out : op.outputs) touched = touched || out == b.tensor;
         }
         if (!touched) continue;
-        const bool pool_operand = !ops.empty() && ((!ops.front().inputs.empty() && RootOf(ops.front().inputs[0]) == b.tensor) ||
-                                                   (!ops.back().outputs.empty() && ops.back().outputs[0] == b.tensor));
-        bool other_use = false;  // read or written by an op of the step other than as the pool operand
+        const bool pool_operand =
+            !ops.empty() &&
+            ((!ops.front().inputs.empty() && RootOf(ops.front().inputs[0]) == b.tensor) ||
+             (!ops.back().outputs.empty() && ops.back().outputs[0] == b.tensor));
+        bool other_use =
+            false;  // read or written by an op of the step other than as the pool operand
         for (size_t k = 0; k < ops.size(); ++k) {
           for (size_t j = 0; j < ops[k].inputs.size(); ++j)
             if (RootOf(ops[k].inputs[j]) == b.tensor && !(k == 0 && j == 0) &&
@@ -481,16 +507,18 @@ class Checker {
             if (ops[k].outputs[j] == b.tensor && !(k + 1 == ops.size() && j == 0)) other_use = true;
         }
         if (!IsSegmentStep(p_, s) || !pool_operand || other_use)
-          Err(what + " but step " + Str(s) + " ('" + (ops.empty() ? std::string() : ops.front().name) +
-              "') is not a segment step using it as its pool input or output; only the segment kernels address "
+          Err(what + " but step " + Str(s) + " ('" +
+              (ops.empty() ? std::string() : ops.front().name) +
+              "') is not a segment step using it as its pool input or output; only the segment "
+              "kernels address "
               "the pool modulo");
       }
     }
   }
 
-  // Residency: every input and output of a step is covered by a buffer of its storage tensor, except
-  // fused intermediates (produced and entirely consumed inside one multi-op step, computed tile by
-  // tile in its workspace); every graph output is still resident after the last step.
+  // Residency: every input and output of a step is covered by a buffer of its storage tensor,
+  // except fused intermediates (produced and entirely consumed inside one multi-op step, computed
+  // tile by tile in its workspace); every graph output is still resident after the last step.
   void CheckResidency() {
     std::set<std::string> fused;
     for (int s = 0; s < n_; ++s) {
@@ -519,21 +547,21 @@ class Checker {
             const std::string root = RootOf(name);
             if (!covered(root, s))
               Err(std::string(io == 0 ? "input" : "output") + " '" + name + "'" +
-                  (root != name ? " (view of '" + root + "')" : "") + " of step " + Str(s) + " op '" + op.name +
-                  "' is not resident: no buffer covers step " + Str(s));
+                  (root != name ? " (view of '" + root + "')" : "") + " of step " + Str(s) +
+                  " op '" + op.name + "' is not resident: no buffer covers step " + Str(s));
           }
     if (n_ == 0) return;
     for (const auto& t : p_.tensors)
       if (t.kind == "output" && produced_at_.count(t.name) && !covered(RootOf(t.name), n_ - 1))
-        Err("graph output '" + t.name + "' is not resident after the last step: no buffer of it covers step " +
-            Str(n_ - 1));
+        Err("graph output '" + t.name +
+            "' is not resident after the last step: no buffer of it covers step " + Str(n_ - 1));
   }
 
-  // Transfers (plan-format.md): loads/reloads copy off chip -> on chip before the step's ops, into a
-  // buffer that starts at that step; spills/stores copy on chip -> off chip after them, from a buffer
-  // live at that step into one live from that step on. Data must exist where it is copied from, and
-  // every buffer must hold data when it starts: at its tensor's production, filled by a load, or (a
-  // graph input or weight) from before step 0.
+  // Transfers (plan-format.md): loads/reloads copy off chip -> on chip before the step's ops, into
+  // a buffer that starts at that step; spills/stores copy on chip -> off chip after them, from a
+  // buffer live at that step into one live from that step on. Data must exist where it is copied
+  // from, and every buffer must hold data when it starts: at its tensor's production, filled by a
+  // load, or (a graph input or weight) from before step 0.
   void CheckTransfers() {
     // Earliest step at which each tensor's data exists in each level.
     std::map<std::pair<std::string, std::string>, int> valid_from;  // (tensor, level) -> step
@@ -551,14 +579,15 @@ class Checker {
     std::set<std::pair<std::string, int>> filled;  // (tensor, step) buffers filled by a transfer
     for (size_t i : order) {
       const Transfer* tr = &p_.transfers[i];
-      const std::string what = "transfers[" + Str(static_cast<int64_t>(i)) + "] (" + tr->kind + " of '" + tr->tensor +
-                               "' at step " + Str(tr->step) + ")";
+      const std::string what = "transfers[" + Str(static_cast<int64_t>(i)) + "] (" + tr->kind +
+                               " of '" + tr->tensor + "' at step " + Str(tr->step) + ")";
       const Tensor* t = FindTensor(tr->tensor);
       if (!t) {
         Err(what + " names an unknown tensor");
         continue;
       }
-      if (tr->kind != "load" && tr->kind != "reload" && tr->kind != "spill" && tr->kind != "store") {
+      if (tr->kind != "load" && tr->kind != "reload" && tr->kind != "spill" &&
+          tr->kind != "store") {
         Err(what + ": unknown kind (load, reload, spill, store)");
         continue;
       }
@@ -573,27 +602,33 @@ class Checker {
       if (tr->bytes != t->bytes)
         Err(what + " moves " + Str(tr->bytes) + " bytes, the tensor has " + Str(t->bytes));
       const bool in = tr->kind == "load" || tr->kind == "reload";
-      if (in && (!Offchip(tr->from) || Offchip(tr->to))) Err(what + " must copy from an off-chip level to an on-chip one");
-      if (!in && (Offchip(tr->from) || !Offchip(tr->to))) Err(what + " must copy from an on-chip level to an off-chip one");
+      if (in && (!Offchip(tr->from) || Offchip(tr->to)))
+        Err(what + " must copy from an off-chip level to an on-chip one");
+      if (!in && (Offchip(tr->from) || !Offchip(tr->to)))
+        Err(what + " must copy from an on-chip level to an off-chip one");
       const Buffer *src = nullptr, *dst = nullptr;
       for (const Buffer* b : BuffersOf(tr->tensor)) {
         if (b->level == tr->from && b->first_step <= tr->step && tr->step <= b->last_step) src = b;
         if (b->level == tr->to && b->first_step <= tr->step && tr->step <= b->last_step) dst = b;
       }
       if (!src || !dst) {
-        Err(what + ": no buffer of the tensor in '" + (src ? tr->to : tr->from) + "' is live at that step");
+        Err(what + ": no buffer of the tensor in '" + (src ? tr->to : tr->from) +
+            "' is live at that step");
         continue;
       }
       auto v = valid_from.find({tr->tensor, tr->from});
-      const bool src_valid = v != valid_from.end() && (in ? v->second < tr->step : v->second <= tr->step);
+      const bool src_valid =
+          v != valid_from.end() && (in ? v->second < tr->step : v->second <= tr->step);
       // On chip, the data is valid from its production step in the buffer that covers it.
       auto pr = produced_at_.find(tr->tensor);
-      const bool produced_here = !in && pr != produced_at_.end() && pr->second <= tr->step && src->first_step <= pr->second;
+      const bool produced_here = !in && pr != produced_at_.end() && pr->second <= tr->step &&
+                                 src->first_step <= pr->second;
       const bool filled_here = !in && filled.count({tr->tensor, src->first_step}) > 0;
       if (!src_valid && !produced_here && !filled_here)
         Err(what + ": the tensor's data is not in '" + tr->from + "' at that step");
       if (in) {
-        if (dst->first_step != tr->step) Err(what + ": the on-chip buffer must start at the step of the load");
+        if (dst->first_step != tr->step)
+          Err(what + ": the on-chip buffer must start at the step of the load");
         filled.insert({tr->tensor, tr->step});
       } else {
         // The copy exists off chip from after this step (a later reload may read it).
@@ -607,10 +642,12 @@ class Checker {
       if (t->kind == "scratch" || !t->alias_of.empty()) continue;
       const bool initial_kind = t->kind == "input" || t->kind == "constant";
       if (Offchip(b.level)) {
-        // A graph input or weight is off chip before the run; a later copy comes from a spill or store.
+        // A graph input or weight is off chip before the run; a later copy comes from a spill or
+        // store.
         if (initial_kind && b.first_step != 0)
           Err(BufferWhere(i, b) + " in '" + b.level + "' from step " + Str(b.first_step) +
-              " holds no data: a graph " + t->kind + " is in memory before step 0, so its buffer must start at step 0");
+              " holds no data: a graph " + t->kind +
+              " is in memory before step 0, so its buffer must start at step 0");
         continue;
       }
       bool has_offchip = false;
@@ -621,7 +658,9 @@ class Checker {
       if (!initial && !produced && !filled.count({b.tensor, b.first_step}))
         Err(BufferWhere(i, b) + " in '" + b.level + "' from step " + Str(b.first_step) +
             " holds no data: it starts neither at the tensor's production nor with a load" +
-            (initial_kind && !has_offchip ? " (a graph " + t->kind + " is written before step 0: start it at step 0)" : ""));
+            (initial_kind && !has_offchip
+                 ? " (a graph " + t->kind + " is written before step 0: start it at step 0)"
+                 : ""));
     }
   }
 
@@ -643,18 +682,24 @@ class Checker {
             if (!t) continue;
             const Buffer* hit = nullptr;
             for (const Buffer* b : BuffersOf(RootOf(name)))
-              if (b->first_step <= s && s <= b->last_step && (!hit || (Offchip(hit->level) && !Offchip(b->level))))
+              if (b->first_step <= s && s <= b->last_step &&
+                  (!hit || (Offchip(hit->level) && !Offchip(b->level))))
                 hit = b;
-            if (hit && Offchip(hit->level)) (io == 0 ? rd : wr) = SaturatingAdd(io == 0 ? rd : wr, t->bytes);
+            if (hit && Offchip(hit->level))
+              (io == 0 ? rd : wr) = SaturatingAdd(io == 0 ? rd : wr, t->bytes);
           }
         }
     const Metrics& m = p_.metrics;
     if (rd != m.offchip_read_bytes || wr != m.offchip_write_bytes)
-      Err("metrics report " + Str(m.offchip_read_bytes) + " off-chip bytes read and " + Str(m.offchip_write_bytes) +
-          " written; the plan's transfers and off-chip operands add up to " + Str(rd) + " and " + Str(wr));
+      Err("metrics report " + Str(m.offchip_read_bytes) + " off-chip bytes read and " +
+          Str(m.offchip_write_bytes) +
+          " written; the plan's transfers and off-chip operands add up to " + Str(rd) + " and " +
+          Str(wr));
     if (nc_rd != m.noncompulsory_read_bytes || nc_wr != m.noncompulsory_write_bytes)
-      Err("metrics report " + Str(m.noncompulsory_read_bytes) + "/" + Str(m.noncompulsory_write_bytes) +
-          " non-compulsory bytes read/written; reloads and spills add up to " + Str(nc_rd) + "/" + Str(nc_wr));
+      Err("metrics report " + Str(m.noncompulsory_read_bytes) + "/" +
+          Str(m.noncompulsory_write_bytes) +
+          " non-compulsory bytes read/written; reloads and spills add up to " + Str(nc_rd) + "/" +
+          Str(nc_wr));
   }
 
   // Declared overlaps: legal only as the in-place rules allow, or (segment-overlap) when the step's
@@ -677,9 +722,11 @@ class Checker {
         if (o.reason == "segment-overlap") {
           // In a circular pool the output sits (in - out) mod pool bytes below the input.
           int64_t diff = b.offset - a.offset;
-          if (const Pool* pool = FindPool(p_, b.level); pool && pool->bytes > 0 && a.level == b.level)
+          if (const Pool* pool = FindPool(p_, b.level);
+              pool && pool->bytes > 0 && a.level == b.level)
             diff = -((((a.offset - b.offset) % pool->bytes) + pool->bytes) % pool->bytes);
-          std::string why = o.shift != diff ? "declared shift " + Str(o.shift) + " is not the offsets' difference " + Str(diff)
+          std::string why = o.shift != diff ? "declared shift " + Str(o.shift) +
+                                                  " is not the offsets' difference " + Str(diff)
                                             : SegmentOverlapProblem(a, b);
           if (!why.empty()) {
             Err(what + ": " + why);
@@ -695,8 +742,8 @@ class Checker {
         }
         const int s = b.first_step;
         if (a.last_step != s || a.level != b.level) {
-          Err(what + ": in-place needs '" + o.tensor + "' to die at step " + Str(s) + " where '" + b.tensor +
-              "' is born (it dies at " + Str(a.last_step) + ")");
+          Err(what + ": in-place needs '" + o.tensor + "' to die at step " + Str(s) + " where '" +
+              b.tensor + "' is born (it dies at " + Str(a.last_step) + ")");
           continue;
         }
         if (o.shift != 0 || b.offset != a.offset || b.bytes > a.bytes) {
@@ -705,17 +752,19 @@ class Checker {
         }
         bool legal = false;
         for (const auto& op : s < n_ ? p_.steps[s].ops : std::vector<StepOp>{}) {
-          const bool writes = std::find(op.outputs.begin(), op.outputs.end(), b.tensor) != op.outputs.end();
+          const bool writes =
+              std::find(op.outputs.begin(), op.outputs.end(), b.tensor) != op.outputs.end();
           bool reads = false;
           for (const auto& in : op.inputs) reads = reads || RootOf(in) == o.tensor;
-          const bool kind_ok =
-              o.reason == "inplace-depthwise" ? op.type == "DepthwiseConv" : ElementwiseTypes().count(op.type) > 0;
+          const bool kind_ok = o.reason == "inplace-depthwise"
+                                   ? op.type == "DepthwiseConv"
+                                   : ElementwiseTypes().count(op.type) > 0;
           legal = legal || (writes && reads && kind_ok);
         }
         if (!legal) {
           Err(what + ": step " + Str(s) + " has no " +
-              (o.reason == "inplace-depthwise" ? "depthwise convolution" : "element-wise op") + " that reads '" +
-              o.tensor + "' and writes '" + b.tensor + "'");
+              (o.reason == "inplace-depthwise" ? "depthwise convolution" : "element-wise op") +
+              " that reads '" + o.tensor + "' and writes '" + b.tensor + "'");
           continue;
         }
         allowed_.insert({b.tensor, o.tensor});
@@ -729,19 +778,22 @@ class Checker {
   // planner's ISL analysis): the kernel runs steps j in order, each reading its input bytes before
   // writing its output bytes, so for every j < i the last byte j writes must lie below the first
   // byte i reads:  off(in) - off(out) >= max_{j<i} (last_write(j) - first_read(i)) + 1.
-  //   - Conv / DepthwiseConv (NHWC, batch 1): steps = output pixels in row-major order; a step reads
+  //   - Conv / DepthwiseConv (NHWC, batch 1): steps = output pixels in row-major order; a step
+  //   reads
   //     the input pixels of its window inside the image and writes its output pixel.
   //   - a fused group Conv (1x1, or any kernel/stride/padding: a stem) -> DepthwiseConv -> Conv 1x1
-  //     [-> Add of the group input]: the same, with the depthwise window mapped through the expansion
-  //     (a 1x1 stride-1 expansion keeps pixel positions) and the residual pixel.
-  //   - Gemm / MatMul [M, K] x -> [M, N]: steps (m, chunk) with chunks of attrs segment_bytes output
+  //     [-> Add of the group input]: the same, with the depthwise window mapped through the
+  //     expansion (a 1x1 stride-1 expansion keeps pixel positions) and the residual pixel.
+  //   - Gemm / MatMul [M, K] x -> [M, N]: steps (m, chunk) with chunks of attrs segment_bytes
+  //   output
   //     bytes; every step of row m reads all of input row m.
-  // Returns "" when the distance is safe, else why not. Runs only on geometry CheckGeometry accepted,
-  // in O(1) per step, and refuses steps with more than kMaxSegmentSteps steps.
+  // Returns "" when the distance is safe, else why not. Runs only on geometry CheckGeometry
+  // accepted, in O(1) per step, and refuses steps with more than kMaxSegmentSteps steps.
   std::string SegmentOverlapProblem(const Buffer& in, const Buffer& out) const {
     const int s = out.first_step;
     if (in.level != out.level) return "the two buffers are in different levels";
-    if (in.last_step != s) return "the input must die at the step that writes the output (step " + Str(s) + ")";
+    if (in.last_step != s)
+      return "the input must die at the step that writes the output (step " + Str(s) + ")";
     if (s >= n_) return "no such step";
     if (!geometry_ok_[s]) return "the geometry of step " + Str(s) + " is invalid (see above)";
     const auto& ops = p_.steps[s].ops;
@@ -755,7 +807,8 @@ class Checker {
     // Describe the access pattern.
     std::vector<int64_t> x, y;
     const StepOp* window_op = nullptr;
-    const StepOp* expand_op = nullptr;  // fused group: its expansion (any Conv; the window runs on its output)
+    const StepOp* expand_op =
+        nullptr;  // fused group: its expansion (any Conv; the window runs on its output)
     std::vector<int64_t> mid;
     bool residual = false;
     bool fc = false;
@@ -775,8 +828,9 @@ class Checker {
       x = shape(op.inputs[0]);
       y = shape(op.outputs[0]);
     } else if (ops.size() == 3 || ops.size() == 4) {
-      if (ops[0].type != "Conv" || ops[1].type != "DepthwiseConv" || ops[2].type != "Conv" || in0(ops[0]) != xin ||
-          out0(ops[0]).empty() || in0(ops[1]) != out0(ops[0]) || in0(ops[2]) != out0(ops[1]) ||
+      if (ops[0].type != "Conv" || ops[1].type != "DepthwiseConv" || ops[2].type != "Conv" ||
+          in0(ops[0]) != xin || out0(ops[0]).empty() || in0(ops[1]) != out0(ops[0]) ||
+          in0(ops[2]) != out0(ops[1]) ||
           Attr(ops[2], "kernel_shape", {}) != std::vector<int64_t>{1, 1} ||
           Attr(ops[2], "strides", {1, 1}) != std::vector<int64_t>{1, 1} ||
           Attr(ops[2], "pads", {0, 0, 0, 0}) != std::vector<int64_t>{0, 0, 0, 0} ||
@@ -803,11 +857,13 @@ class Checker {
     }
     for (const auto* v : {&x, &y, &mid})
       for (int64_t d : *v)
-        if (d > kInt32Max) return "a tensor dimension of the step exceeds the segment kernels' 32-bit range";
+        if (d > kInt32Max)
+          return "a tensor dimension of the step exceeds the segment kernels' 32-bit range";
     int64_t need = 0;
     int64_t max_write = -1;  // the last byte written by the steps run so far
     auto step = [&](int64_t first_read, int64_t last_write) {
-      if (max_write >= 0 && first_read != kInt64Max) need = std::max(need, max_write - first_read + 1);
+      if (max_write >= 0 && first_read != kInt64Max)
+        need = std::max(need, max_write - first_read + 1);
       max_write = std::max(max_write, last_write);
     };
     if (window_op) {
@@ -816,15 +872,17 @@ class Checker {
       const auto k = Attr(*window_op, "kernel_shape", {1, 1});
       const auto st = Attr(*window_op, "strides", {1, 1});
       const auto pads = Attr(*window_op, "pads", {0, 0, 0, 0});
-      if (k.size() != 2 || st.size() != 2 || pads.size() != 4 || Attr(*window_op, "dilations", {1, 1}) != std::vector<int64_t>{1, 1})
+      if (k.size() != 2 || st.size() != 2 || pads.size() != 4 ||
+          Attr(*window_op, "dilations", {1, 1}) != std::vector<int64_t>{1, 1})
         return "unsupported convolution geometry";
       const int64_t H = x[1], W = x[2], C = x[3], P = y[1], Q = y[2], K = y[3];
       auto pixels = CheckedMul(P, Q);
       if (!pixels || *pixels > kMaxSegmentSteps)
-        return "the output has more than " + Str(kMaxSegmentSteps) + " pixels; the verifier cannot re-check the overlap";
+        return "the output has more than " + Str(kMaxSegmentSteps) +
+               " pixels; the verifier cannot re-check the overlap";
       // The expansion of a fused group maps input pixels to the plane the window runs on (identity
-      // for a 1x1 stride-1 expansion): plane pixel (h, w) reads input rows h*es0 - ep0 + [0, ek0) and
-      // columns w*es1 - ep1 + [0, ek1), clipped to the image.
+      // for a 1x1 stride-1 expansion): plane pixel (h, w) reads input rows h*es0 - ep0 + [0, ek0)
+      // and columns w*es1 - ep1 + [0, ek1), clipped to the image.
       std::vector<int64_t> ek{1, 1}, es{1, 1}, ep{0, 0, 0, 0};
       int64_t MH = H, MW = W;
       if (expand_op) {
@@ -832,8 +890,8 @@ class Checker {
         es = Attr(*expand_op, "strides", {1, 1});
         ep = Attr(*expand_op, "pads", {0, 0, 0, 0});
         if (ek.size() != 2 || es.size() != 2 || ep.size() != 4 ||
-            Attr(*expand_op, "dilations", {1, 1}) != std::vector<int64_t>{1, 1} || mid.size() != 4 ||
-            !nhwc_ops_.count(expand_op))
+            Attr(*expand_op, "dilations", {1, 1}) != std::vector<int64_t>{1, 1} ||
+            mid.size() != 4 || !nhwc_ops_.count(expand_op))
           return "unsupported expansion geometry";
         MH = mid[1];
         MW = mid[2];
@@ -857,7 +915,8 @@ class Checker {
       const int64_t M = x[0], Kx = x[1], N = y[1];
       auto steps = CheckedMul(M, CeilDiv(N, chunk));
       if (!steps || *steps > kMaxSegmentSteps)
-        return "the output has more than " + Str(kMaxSegmentSteps) + " chunks; the verifier cannot re-check the overlap";
+        return "the output has more than " + Str(kMaxSegmentSteps) +
+               " chunks; the verifier cannot re-check the overlap";
       for (int64_t m = 0; m < M; ++m)
         for (int64_t c0 = 0; c0 < N; c0 += chunk) step(m * Kx, m * N + std::min(c0 + chunk, N) - 1);
     }
@@ -866,11 +925,13 @@ class Checker {
       // Modulo the pool; the kernels also need the output's head not to wrap onto the input's tail.
       have = ((have % pool->bytes) + pool->bytes) % pool->bytes;
       if (have + in.bytes > pool->bytes || out.bytes > pool->bytes)
-        return "in the circular pool of " + Str(pool->bytes) + " bytes the output starts " + Str(have) +
-               " bytes below the input, so the " + Str(in.bytes) + "-byte input would wrap onto the output's head";
+        return "in the circular pool of " + Str(pool->bytes) + " bytes the output starts " +
+               Str(have) + " bytes below the input, so the " + Str(in.bytes) +
+               "-byte input would wrap onto the output's head";
     }
     if (have < need)
-      return "the output starts " + Str(have) + " bytes below the input, but the step's access order needs " + Str(need);
+      return "the output starts " + Str(have) +
+             " bytes below the input, but the step's access order needs " + Str(need);
     return "";
   }
 
@@ -882,7 +943,8 @@ class Checker {
       if (sound_[i]) by_level[p_.buffers[i].level].push_back(&p_.buffers[i]);
     for (auto& [level, list] : by_level) {
       std::sort(list.begin(), list.end(), [](const Buffer* a, const Buffer* b) {
-        return a->first_step != b->first_step ? a->first_step < b->first_step : a->offset < b->offset;
+        return a->first_step != b->first_step ? a->first_step < b->first_step
+                                              : a->offset < b->offset;
       });
       for (size_t i = 0; i < list.size(); ++i)
         for (size_t j = i + 1; j < list.size() && list[j]->first_step <= list[i]->last_step; ++j) {
@@ -891,25 +953,29 @@ class Checker {
           if (a.bytes == 0 || b.bytes == 0) continue;
           bool space = false;
           for (const auto& [alo, ahi] : BufferPieces(p_, a))
-            for (const auto& [blo, bhi] : BufferPieces(p_, b)) space = space || (alo < bhi && blo < ahi);
+            for (const auto& [blo, bhi] : BufferPieces(p_, b))
+              space = space || (alo < bhi && blo < ahi);
           if (!space || allowed_.count({a.tensor, b.tensor})) continue;
-          Err("buffers of '" + a.tensor + "' [" + Str(a.offset) + ", " + Str(a.offset + a.bytes) + ") and '" + b.tensor +
-              "' [" + Str(b.offset) + ", " + Str(b.offset + b.bytes) + ") in level '" + level +
-              "' overlap while both are live at step " + Str(std::max(a.first_step, b.first_step)));
+          Err("buffers of '" + a.tensor + "' [" + Str(a.offset) + ", " + Str(a.offset + a.bytes) +
+              ") and '" + b.tensor + "' [" + Str(b.offset) + ", " + Str(b.offset + b.bytes) +
+              ") in level '" + level + "' overlap while both are live at step " +
+              Str(std::max(a.first_step, b.first_step)));
         }
     }
   }
 
-  // levels[].used_bytes equals the highest byte its buffers reach; metrics.fits agrees with capacity.
+  // levels[].used_bytes equals the highest byte its buffers reach; metrics.fits agrees with
+  // capacity.
   void CheckReportedSizes() {
     for (const auto& l : p_.levels) {
       const int64_t used = used_.count(l.name) ? used_.at(l.name) : 0;
       if (l.used_bytes != used)
-        Err("level '" + l.name + "' reports used_bytes " + Str(l.used_bytes) + " but its buffers reach " + Str(used));
+        Err("level '" + l.name + "' reports used_bytes " + Str(l.used_bytes) +
+            " but its buffers reach " + Str(used));
     }
     if (p_.metrics.fits != r_.capacity.empty())
-      Err(std::string("metrics.fits says ") + (p_.metrics.fits ? "true" : "false") + " but the buffers " +
-          (r_.capacity.empty() ? "fit" : "overflow a level"));
+      Err(std::string("metrics.fits says ") + (p_.metrics.fits ? "true" : "false") +
+          " but the buffers " + (r_.capacity.empty() ? "fit" : "overflow a level"));
   }
 
   const Plan& p_;
@@ -921,12 +987,13 @@ class Checker {
   std::unordered_map<std::string, bool> offchip_;
   std::unordered_map<std::string, int> produced_at_;
   std::unordered_map<std::string, size_t> position_in_step_;
-  std::vector<bool> geometry_ok_;         // per step: every op's geometry passed CheckGeometry
-  std::set<const StepOp*> nhwc_ops_;      // window ops whose shapes agree with their geometry in NHWC
-  std::vector<bool> sound_;               // per buffer: in range (CheckBuffers); the only ones indexed
+  std::vector<bool> geometry_ok_;     // per step: every op's geometry passed CheckGeometry
+  std::set<const StepOp*> nhwc_ops_;  // window ops whose shapes agree with their geometry in NHWC
+  std::vector<bool> sound_;           // per buffer: in range (CheckBuffers); the only ones indexed
   std::unordered_map<std::string, std::vector<const Buffer*>> buffers_of_;
-  std::map<std::string, int64_t> used_;   // per level: the highest byte a sound buffer reaches
-  std::set<std::pair<std::string, std::string>> allowed_;  // legal declared overlaps, both directions
+  std::map<std::string, int64_t> used_;  // per level: the highest byte a sound buffer reaches
+  std::set<std::pair<std::string, std::string>>
+      allowed_;  // legal declared overlaps, both directions
 };
 
 }  // namespace
