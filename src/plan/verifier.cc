@@ -728,6 +728,7 @@ class Checker {
           std::string why = o.shift != diff ? "declared shift " + Str(o.shift) +
                                                   " is not the offsets' difference " + Str(diff)
                                             : SegmentOverlapProblem(a, b);
+          if (why.empty()) why = WorkspaceProblem(b);
           if (!why.empty()) {
             Err(what + ": " + why);
             continue;
@@ -933,6 +934,20 @@ class Checker {
       return "the output starts " + Str(have) +
              " bytes below the input, but the step's access order needs " + Str(need);
     return "";
+  }
+
+  // A step whose output overlaps its input runs the segment kernels, which keep part of the output
+  // in a private workspace until the input bytes under it are read: the plan must give the step an
+  // on-chip '<first op>.workspace' buffer (the executor and the generated firmware look for it).
+  std::string WorkspaceProblem(const Buffer& out) const {
+    const int s = out.first_step;
+    if (s >= n_ || p_.steps[s].ops.empty()) return "no such step";
+    const std::string ws = p_.steps[s].ops.front().name + ".workspace";
+    for (const Buffer* w : BuffersOf(ws))
+      if (w->first_step <= s && s <= w->last_step && !Offchip(w->level)) return "";
+    return "step " + Str(s) +
+           " runs the segment kernels, which need a workspace, but no on-chip buffer of '" + ws +
+           "' is live at that step";
   }
 
   // No two sound buffers of a level live at the same step share a byte unless a legal declared

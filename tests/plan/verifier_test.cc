@@ -3,6 +3,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "driver/strategy.h"
 #include "import/import.h"
 #include "plan/plan.h"
@@ -105,6 +107,20 @@ TEST(Verifier, RejectsWrongUsedBytesAndUnknownNames) {
   VerifyResult r = VerifyPlan(p);
   EXPECT_TRUE(HasError(r, "reports used_bytes"));
   EXPECT_TRUE(HasError(r, "unknown tensor 'ghost'"));
+}
+
+// The segment kernels keep part of a step's output in a workspace; the executor refuses an
+// overlapped step without one, so the verifier does too.
+TEST(Verifier, RejectsSegmentStepWithoutWorkspace) {
+  Plan p = MakePlan(testing::kBottleneckGraph, "vmcu");
+  ASSERT_TRUE(VerifyPlan(p).ok()) << VerifyPlan(p).Summary();
+  auto ws = std::find_if(p.buffers.begin(), p.buffers.end(), [](const Buffer& b) { return b.tensor == "pw.workspace"; });
+  ASSERT_NE(ws, p.buffers.end());
+  p.buffers.erase(ws);
+  VerifyResult r = VerifyPlan(p);
+  EXPECT_TRUE(HasError(r, "step 0 runs the segment kernels, which need a workspace, but no on-chip buffer of "
+                          "'pw.workspace' is live at that step"))
+      << r.Summary();
 }
 
 TEST(PlanJson, RoundTripsAndStillVerifies) {
