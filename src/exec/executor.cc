@@ -25,30 +25,58 @@ ExecResult CollectOutputs(const ir::Graph& g, const std::vector<const uint8_t*>&
   return r;
 }
 
+// The weights and inputs a run copies or reads: one value per tensor, each exactly the tensor's bytes.
+Status CheckModelData(const ir::Graph& g, const ModelData& data) {
+  if (data.values.size() != static_cast<size_t>(g.num_tensors()))
+    return InvalidArgument("the model data has " + std::to_string(data.values.size()) + " values for " +
+                           std::to_string(g.num_tensors()) + " tensors");
+  for (const ir::Tensor& t : g.tensors())
+    if ((t.kind == ir::TensorKind::kConstant || t.kind == ir::TensorKind::kInput) &&
+        static_cast<int64_t>(data.values[t.id.value()].size()) != t.Bytes())
+      return InvalidArgument("the data of " + std::string(ir::TensorKindName(t.kind)) + " '" + t.name + "' has " +
+                             std::to_string(data.values[t.id.value()].size()) + " bytes; the tensor (" +
+                             ir::DataTypeName(t.dtype) + ") has " + std::to_string(t.Bytes()));
+  return Status::Ok();
+}
+
 }  // namespace
 
 StatusOr<ExecResult> RunNaive(const ir::Graph& g, const analysis::Schedule& order, const ModelData& data,
                               const QuantizedModel* quant, const OpObserver* observer) {
   SP_RETURN_IF_ERROR(analysis::ValidateSchedule(g, order));
+  SP_RETURN_IF_ERROR(CheckModelData(g, data));
   std::vector<std::vector<uint8_t>> own(g.num_tensors());
   std::vector<const uint8_t*> ptr(g.num_tensors(), nullptr);
+  std::vector<int64_t> avail(g.num_tensors(), 0);  // the bytes behind ptr[t]
   for (const ir::Tensor& t : g.tensors()) {
     if (t.kind == ir::TensorKind::kConstant || t.kind == ir::TensorKind::kInput) {
       ptr[t.id.value()] = data.values[t.id.value()].data();
+      avail[t.id.value()] = static_cast<int64_t>(data.values[t.id.value()].size());
     } else if (g.StorageRoot(t.id) == t.id) {
       own[t.id.value()].assign(static_cast<size_t>(t.Bytes()), 0);
       ptr[t.id.value()] = own[t.id.value()].data();
+      avail[t.id.value()] = t.Bytes();
     }
   }
   for (const ir::Tensor& t : g.tensors())
-    if (!ptr[t.id.value()]) ptr[t.id.value()] = ptr[g.StorageRoot(t.id).value()];
+    if (!ptr[t.id.value()]) {
+      ptr[t.id.value()] = ptr[g.StorageRoot(t.id).value()];
+      avail[t.id.value()] = avail[g.StorageRoot(t.id).value()];
+    }
   for (ir::OpId id : order) {
     const ir::Op& op = g.op(id);
     std::vector<const uint8_t*> in;
     std::vector<uint8_t*> out;
-    for (ir::TensorId t : op.inputs) in.push_back(ptr[t.value()]);
-    for (ir::TensorId t : op.outputs) out.push_back(const_cast<uint8_t*>(ptr[t.value()]));
-    SP_RETURN_IF_ERROR(quant ? RunKernelS8(g, op, *quant, in, out) : RunKernel(g, op, in, out));
+    OperandBytes bytes;
+    for (ir::TensorId t : op.inputs) {
+      in.push_back(ptr[t.value()]);
+      bytes.in.push_back(avail[t.value()]);
+    }
+    for (ir::TensorId t : op.outputs) {
+      out.push_back(const_cast<uint8_t*>(ptr[t.value()]));
+      bytes.out.push_back(avail[t.value()]);
+    }
+    SP_RETURN_IF_ERROR(quant ? RunKernelS8(g, op, *quant, in, out, bytes) : RunKernel(g, op, in, out, bytes));
     if (observer) (*observer)(op, out);
   }
   ExecResult r = CollectOutputs(g, ptr);
@@ -58,6 +86,7 @@ StatusOr<ExecResult> RunNaive(const ir::Graph& g, const analysis::Schedule& orde
 
 StatusOr<ExecResult> RunArena(const ir::Graph& g, const plan::Plan& p, const ModelData& data,
                               const QuantizedModel* quant) {
+  SP_RETURN_IF_ERROR(CheckModelData(g, data));
   // Memories: one array per level, exactly as large as the plan uses.
   std::map<std::string, std::vector<uint8_t>> mem;
   std::map<std::string, bool> offchip;
@@ -114,8 +143,9 @@ StatusOr<ExecResult> RunArena(const ir::Graph& g, const plan::Plan& p, const Mod
     return hit;
   };
   auto locate = [&](const ir::Tensor& t, int s, const std::string& opname, bool* off,
-                    bool allow_wrap = false) -> StatusOr<uint8_t*> {
+                    bool allow_wrap = false, int64_t* bytes = nullptr) -> StatusOr<uint8_t*> {
     SP_ASSIGN_OR_RETURN(const plan::Buffer* hit, locate_buffer(t, s, opname, allow_wrap, off));
+    if (bytes) *bytes = hit->bytes;  // checked above to lie inside the level
     return mem[hit->level].data() + hit->offset;
   };
   std::unordered_map<std::string, const ir::Op*> ops;
@@ -331,17 +361,23 @@ StatusOr<ExecResult> RunArena(const ir::Graph& g, const plan::Plan& p, const Mod
       const ir::Op& op = *it->second;
       std::vector<const uint8_t*> in;
       std::vector<uint8_t*> out;
+      // The kernels see each operand as exactly its tensor's bytes (the buffer holds at least that).
+      OperandBytes bytes;
       for (ir::TensorId id : op.inputs) {
         bool off = false;
-        SP_ASSIGN_OR_RETURN(uint8_t* ptr, locate(g.tensor(id), s, op.name, &off));
+        int64_t have = 0;
+        SP_ASSIGN_OR_RETURN(uint8_t* ptr, locate(g.tensor(id), s, op.name, &off, false, &have));
         if (off) r.offchip_read_bytes += g.tensor(id).Bytes();
         in.push_back(ptr);
+        bytes.in.push_back(std::min(have, g.tensor(id).Bytes()));
       }
       for (ir::TensorId id : op.outputs) {
         bool off = false;
-        SP_ASSIGN_OR_RETURN(uint8_t* ptr, locate(g.tensor(id), s, op.name, &off));
+        int64_t have = 0;
+        SP_ASSIGN_OR_RETURN(uint8_t* ptr, locate(g.tensor(id), s, op.name, &off, false, &have));
         if (off && !ir::IsViewOp(op.type)) r.offchip_write_bytes += g.tensor(id).Bytes();
         out.push_back(ptr);
+        bytes.out.push_back(std::min(have, g.tensor(id).Bytes()));
       }
       // An output that shares bytes with an input: element-wise kernels may run in place; a
       // depthwise convolution runs TinyEngine's way through its scratch buffer; nothing else may.
@@ -363,15 +399,15 @@ StatusOr<ExecResult> RunArena(const ir::Graph& g, const plan::Plan& p, const Mod
           return Mismatch("step " + std::to_string(s) + " op '" + op.name +
                           "': a depthwise convolution writes over its input but the plan gives it no scratch buffer");
         uint8_t* sp = mem[scratch->level].data() + scratch->offset;
-        SP_RETURN_IF_ERROR((quant ? RunDepthwiseInPlaceS8(g, op, *quant, in, out[0], sp, scratch->bytes)
-                                  : RunDepthwiseInPlace(g, op, in, out[0], sp, scratch->bytes))
+        SP_RETURN_IF_ERROR((quant ? RunDepthwiseInPlaceS8(g, op, *quant, in, out[0], sp, scratch->bytes, bytes)
+                                  : RunDepthwiseInPlace(g, op, in, out[0], sp, scratch->bytes, bytes))
                                .WithContext("step " + std::to_string(s)));
         continue;
       }
       if (aliased && !ir::IsUnaryElementwise(op.type) && !ir::IsBinaryElementwise(op.type))
         return Mismatch("step " + std::to_string(s) + " op '" + op.name + "' (" + op.type +
                         "): an output overlaps an input, which this kernel cannot do in place");
-      SP_RETURN_IF_ERROR((quant ? RunKernelS8(g, op, *quant, in, out) : RunKernel(g, op, in, out))
+      SP_RETURN_IF_ERROR((quant ? RunKernelS8(g, op, *quant, in, out, bytes) : RunKernel(g, op, in, out, bytes))
                              .WithContext("step " + std::to_string(s)));
     }
     SP_RETURN_IF_ERROR(run_transfers(s, false));

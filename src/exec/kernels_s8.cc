@@ -1117,9 +1117,13 @@ StatusOr<OpCalls> BuildCallsS8(const ir::Graph& g, const ir::Op& op, const Quant
 }
 
 Status RunKernelS8(const ir::Graph& g, const ir::Op& op, const QuantizedModel& q,
-                   const std::vector<const uint8_t*>& in, const std::vector<uint8_t*>& out) {
+                   const std::vector<const uint8_t*>& in, const std::vector<uint8_t*>& out,
+                   const OperandBytes& bytes) {
   if (ir::IsViewOp(op.type)) return Status::Ok();
+  if (in.size() != op.inputs.size() || out.size() != op.outputs.size())
+    return InvalidArgument("op '" + op.name + "' (" + op.type + "): the executor needs one pointer per operand");
   SP_ASSIGN_OR_RETURN(OpCalls calls, BuildCallsS8(g, op, q));
+  SP_RETURN_IF_ERROR(CheckKernelOperands(g, op, true, bytes));
   return ExecuteCalls(op, calls, in, out, nullptr);
 }
 
@@ -1235,8 +1239,11 @@ StatusOr<OpCalls> BuildDepthwiseInPlaceCallsS8(const ir::Graph& g, const ir::Op&
 
 Status RunDepthwiseInPlaceS8(const ir::Graph& g, const ir::Op& op, const QuantizedModel& q,
                              const std::vector<const uint8_t*>& in, uint8_t* out, uint8_t* scratch,
-                             int64_t scratch_bytes) {
+                             int64_t scratch_bytes, const OperandBytes& bytes) {
+  if (in.size() != op.inputs.size() || op.outputs.size() != 1)
+    return InvalidArgument("op '" + op.name + "': the executor needs one pointer per operand");
   SP_ASSIGN_OR_RETURN(OpCalls calls, BuildDepthwiseInPlaceCallsS8(g, op, q, scratch_bytes));
+  SP_RETURN_IF_ERROR(CheckKernelOperands(g, op, true, bytes));
   return ExecuteCalls(op, calls, in, {out}, scratch);
 }
 
@@ -1261,6 +1268,9 @@ StatusOr<SegLayerS8> SegLayerParamsS8(const ir::Graph& g, const ir::Op& op, cons
     return Unsupported("op '" + op.name + "' (" + op.type + "): no segment-aware kernel: " + why);
   };
   SP_ASSIGN_OR_RETURN(OpCalls c, BuildCallsS8(g, op, q));
+  // The weights and bias are read below (their buffers hold the tensors' bytes).
+  SP_RETURN_IF_ERROR(CheckKernelOperandTypes(g, op, true));
+  if (in.size() != op.inputs.size()) return unsupported("one operand pointer per input is needed");
   if (c.host_loop || c.blocks.size() != 1 || c.blocks[0].count != 1 ||
       c.blocks[0].calls.size() != 1)
     return unsupported("its int8 record is not one kernel call");
