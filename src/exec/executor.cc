@@ -219,7 +219,6 @@ StatusOr<ExecResult> RunArena(const ir::Graph& g, const plan::Plan& p, const Mod
     return hit;
   };
   auto is_segment_step = [&](int s) { return plan::IsSegmentStep(p, s); };
-  std::vector<int8_t> host_workspace;  // fused groups the plan gives no workspace (no overlap)
   auto run_segment_step = [&](int s) -> Status {
     const std::string where = "step " + std::to_string(s);
     if (!quant)
@@ -278,46 +277,35 @@ StatusOr<ExecResult> RunArena(const ir::Graph& g, const plan::Plan& p, const Mod
     pool.segment_bytes = static_cast<int32_t>(size % seg == 0 ? seg : 1);  // starts are bytes anyway
     pool.pool_segments = static_cast<int32_t>(size / pool.segment_bytes);
     const int32_t in_start = static_cast<int32_t>(bx->offset), out_start = static_cast<int32_t>(by->offset);
-    // The workspace: the plan's `<first op>.workspace` buffer.
-    int8_t* ws = nullptr;
-    int64_t ws_bytes = 0;
-    bool declared = false;
-    for (const plan::Overlap& o : by->overlaps) declared = declared || o.reason == "segment-overlap";
-    for (const plan::Buffer* b : buffers[first.name + ".workspace"])
-      if (b->first_step <= s && s <= b->last_step) {
-        ws = reinterpret_cast<int8_t*>(mem[b->level].data() + b->offset);
-        ws_bytes = b->bytes;
-      }
-    if (!ws && declared)
-      return Mismatch(where + " op '" + first.name + "': the output overlaps its input but the plan gives the step no '" +
-                      first.name + ".workspace' buffer");
     auto layer_view = [](const SegLayerS8& l) {
       return sp_seg_layer_s8_t{l.weights.data(), l.bias.empty() ? nullptr : l.bias.data(), l.rq.data(),
                                l.in_zp, l.out_zp, l.act_min, l.act_max};
     };
-    auto need_ws = [&](int64_t bytes) {
-      if (ws) return;
-      host_workspace.assign(static_cast<size_t>(std::max<int64_t>(bytes, 1)), 0);
-      ws = host_workspace.data();
-      ws_bytes = bytes;
+    // The workspace: the plan's `<first op>.workspace` buffer, as large as the kernel needs (kernels.h).
+    int8_t* ws = nullptr;
+    int64_t ws_bytes = 0;
+    auto use_ws = [&](int64_t need) -> Status {
+      SP_ASSIGN_OR_RETURN(const plan::Buffer* b, SegmentStepWorkspace(p, s, need));
+      if (b->offset < 0 || b->offset + b->bytes > static_cast<int64_t>(mem[b->level].size()) || plan::Wraps(p, *b))
+        return Mismatch(where + ": the workspace '" + b->tensor + "' lies outside level '" + b->level + "'");
+      ws = reinterpret_cast<int8_t*>(mem[b->level].data() + b->offset);
+      ws_bytes = b->bytes;
+      return Status::Ok();
     };
     sp_status_t st = SP_BAD_ARGUMENT;
     std::string kernel;
     if (sops.size() == 1) {
       SP_ASSIGN_OR_RETURN(SegLayerS8 l, SegLayerParamsS8(g, first, *quant, ins[0]));
       const sp_seg_layer_s8_t v = layer_view(l);
+      SP_RETURN_IF_ERROR(use_ws(SegLayerWorkspaceBytes(l, seg)));
       if (l.fc) {
         sp_seg_fc_shape_t fs{l.m, l.k, l.n, static_cast<int32_t>(seg)};
-        need_ws(sp_seg_fc_workspace_bytes(&fs));
         kernel = "sp_seg_fully_connected_s8";
         st = sp_seg_fully_connected_s8(&pool, in_start, out_start, &fs, &v, ws, static_cast<int32_t>(ws_bytes));
       } else {
         sp_seg_conv_shape_t cs{l.h,      l.w,      l.c_in,   l.c_out,  l.r,          l.s,
                                l.stride_h, l.stride_w, l.pad[0], l.pad[1], l.pad[2], l.pad[3],
                                l.dilation_h, l.dilation_w};
-        const bool pointwise = !l.depthwise && l.r == 1 && l.s == 1 && l.pad[0] == 0 && l.pad[1] == 0 &&
-                               l.pad[2] == 0 && l.pad[3] == 0;
-        need_ws(pointwise ? std::min(l.c_in, l.c_out) : l.c_out);
         kernel = l.depthwise ? "sp_seg_depthwise_s8" : "sp_seg_conv_s8";
         st = l.depthwise ? sp_seg_depthwise_s8(&pool, in_start, out_start, &cs, &v, ws, static_cast<int32_t>(ws_bytes))
                          : sp_seg_conv_s8(&pool, in_start, out_start, &cs, &v, ws, static_cast<int32_t>(ws_bytes));
@@ -329,10 +317,10 @@ StatusOr<ExecResult> RunArena(const ir::Graph& g, const plan::Plan& p, const Mod
         return Mismatch(where + ": the fused Add must write the step's output");
       const SegLayerS8 &e = fb.expand, &d = fb.depthwise, &j = fb.project;
       sp_seg_bottleneck_shape_t bs = fb.shape;
-    for (const auto& so : p.steps[s].ops) {  // the workspace variant the plan chose
-      auto it = so.attrs.find("row_cache");
-      if (it != so.attrs.end() && !it->second.empty() && it->second[0] != 0) bs.row_cache = 1;
-    }
+      for (const auto& so : p.steps[s].ops) {  // the workspace variant the plan chose
+        auto it = so.attrs.find("row_cache");
+        if (it != so.attrs.end() && !it->second.empty() && it->second[0] != 0) bs.row_cache = 1;
+      }
       sp_add_s8_params_t add = fb.add;
       const bool residual = fb.residual;
       sp_seg_bottleneck_s8_t bp;
@@ -340,7 +328,7 @@ StatusOr<ExecResult> RunArena(const ir::Graph& g, const plan::Plan& p, const Mod
       bp.depthwise = layer_view(d);
       bp.project = layer_view(j);
       bp.residual = residual ? &add : nullptr;
-      need_ws(sp_seg_bottleneck_workspace_bytes(&bs));
+      SP_RETURN_IF_ERROR(use_ws(sp_seg_bottleneck_workspace_bytes(&bs)));
       kernel = "sp_seg_bottleneck_s8";
       st = sp_seg_bottleneck_s8(&pool, in_start, out_start, &bs, &bp, ws, static_cast<int32_t>(ws_bytes));
     }

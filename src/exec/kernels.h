@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "ir/graph.h"
+#include "plan/plan.h"
 #include "sramplan_rt.h"
 #include "sramplan_rt_int8.h"
 #include "sramplan_rt_seg.h"
@@ -213,6 +214,20 @@ StatusOr<SegBottleneckS8> SegBottleneckParamsS8(const ir::Graph& g, const std::v
                                                 const QuantizedModel& q,
                                                 const std::vector<std::vector<const uint8_t*>>& ins,
                                                 const std::string& where);
+
+// ---- The workspace of a segment step ------------------------------------------------------------
+//
+// One rule for the planner, the executor and the code generator (the verifier re-derives it): a
+// plan step that runs the segment-aware kernels (plan::IsSegmentStep: a fused group, or a single op
+// whose output declares a "segment-overlap") gets its workspace from the plan, a
+// '<first op>.workspace' buffer live at the step of at least the bytes the runtime's
+// sp_seg_*_workspace_bytes give for the kernel; without one the step does not run.
+
+// The workspace bytes of the single-layer segment kernel of `l` with `segment_bytes` per FC chunk.
+int64_t SegLayerWorkspaceBytes(const SegLayerS8& l, int64_t segment_bytes);
+// The workspace buffer of segment step `s` of `p`, checked to hold `need` bytes; a kMismatch naming
+// the step and op otherwise.
+StatusOr<const plan::Buffer*> SegmentStepWorkspace(const plan::Plan& p, int s, int64_t need);
 
 // A tensor produced and entirely consumed by the ops of one fused plan step (it lives only in the
 // step's workspace and has no buffer).

@@ -1249,6 +1249,35 @@ Status RunDepthwiseInPlaceS8(const ir::Graph& g, const ir::Op& op, const Quantiz
 
 // ---- Segment-kernel parameters from the plain call records -----------------------------------
 
+int64_t SegLayerWorkspaceBytes(const SegLayerS8& l, int64_t segment_bytes) {
+  if (l.fc) {
+    const sp_seg_fc_shape_t fs{l.m, l.k, l.n, static_cast<int32_t>(std::clamp<int64_t>(segment_bytes, 0, INT32_MAX))};
+    return sp_seg_fc_workspace_bytes(&fs);
+  }
+  const sp_seg_conv_shape_t cs{l.h, l.w, l.c_in, l.c_out, l.r, l.s, l.stride_h, l.stride_w,
+                               l.pad[0], l.pad[1], l.pad[2], l.pad[3], l.dilation_h, l.dilation_w};
+  return l.depthwise ? sp_seg_depthwise_workspace_bytes(&cs) : sp_seg_conv_workspace_bytes(&cs);
+}
+
+StatusOr<const plan::Buffer*> SegmentStepWorkspace(const plan::Plan& p, int s, int64_t need) {
+  const std::string where = "step " + std::to_string(s);
+  if (s < 0 || s >= static_cast<int>(p.steps.size()) || p.steps[s].ops.empty())
+    return Status(StatusCode::kMismatch, where + " does not exist");
+  const std::string name = p.steps[s].ops[0].name + ".workspace";
+  const plan::Buffer* ws = nullptr;
+  for (const plan::Buffer& b : p.buffers)
+    if (b.tensor == name && b.first_step <= s && s <= b.last_step) ws = &b;
+  if (!ws)
+    return Status(StatusCode::kMismatch, where + " op '" + p.steps[s].ops[0].name +
+                                             "' runs the segment-aware kernels but the plan gives the step no '" +
+                                             name + "' buffer");
+  if (need < 1 || ws->bytes < need)
+    return Status(StatusCode::kMismatch, where + " op '" + p.steps[s].ops[0].name + "': the kernel needs " +
+                                             std::to_string(need) + " bytes of workspace but '" + name + "' has " +
+                                             std::to_string(ws->bytes));
+  return ws;
+}
+
 namespace {
 
 bool DenseNhwc(const sp_tensor_t& t) {
