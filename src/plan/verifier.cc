@@ -167,6 +167,68 @@ std::string CheckSegmentOverlap(const Plan& p, const std::unordered_map<std::str
   return "";
 }
 
+// ---- issue 12 (i12-dtypes): the workspace of a segment step -----------------------------------
+// Re-derived from the segment kernels' contract (runtime/include/sramplan_rt_seg.h), sharing no
+// code with the planner: a step that runs the segment-aware kernels (a fused group, or a single op
+// whose output declares a "segment-overlap") needs a '<first op>.workspace' buffer live at the step
+// of at least: Conv C_out, or min(C_in, C_out) for 1x1 without padding; DepthwiseConv C; Gemm /
+// MatMul the output chunk (segment_bytes, 0 = min(K, N), at most N); fused group
+// (R*S + 1) * C_mid, or (R*MW + 1) * C_mid with the row cache, + C_out with the residual Add.
+// Returns "" when the plan gives it one.
+std::string CheckSegmentWorkspace(const Plan& p, const std::unordered_map<std::string, const Tensor*>& tensors, int s) {
+  const auto& ops = p.steps[s].ops;
+  auto shape = [&](const std::vector<std::string>& names, size_t i) -> std::vector<int64_t> {
+    if (i >= names.size()) return {};
+    auto t = tensors.find(names[i]);
+    return t == tensors.end() ? std::vector<int64_t>{} : t->second->shape;
+  };
+  auto attr = [](const StepOp& op, const char* k, std::vector<int64_t> d) {
+    auto it = op.attrs.find(k);
+    return it == op.attrs.end() || it->second.empty() ? d : it->second;
+  };
+  auto positive = [](const std::vector<int64_t>& v, size_t rank) {
+    if (v.size() != rank) return false;
+    for (int64_t d : v)
+      if (d < 1 || d > (int64_t{1} << 30)) return false;
+    return true;
+  };
+  int64_t need = -1;
+  if (ops.size() == 1) {
+    const StepOp& op = ops[0];
+    const auto x = shape(op.inputs, 0), y = shape(op.outputs, 0);
+    if (op.type == "Conv" && positive(x, 4) && positive(y, 4)) {
+      const auto pads = attr(op, "pads", {0, 0, 0, 0});
+      const bool pointwise = attr(op, "kernel_shape", {1, 1}) == std::vector<int64_t>{1, 1} &&
+                             std::all_of(pads.begin(), pads.end(), [](int64_t v) { return v == 0; });
+      need = pointwise ? std::min(x[3], y[3]) : y[3];
+    } else if (op.type == "DepthwiseConv" && positive(y, 4)) {
+      need = y[3];
+    } else if ((op.type == "Gemm" || op.type == "MatMul") && positive(x, 2) && positive(y, 2)) {
+      int64_t chunk = attr(op, "segment_bytes", {0})[0];
+      if (chunk == 0) chunk = std::min(x[1], y[1]);
+      need = chunk < 0 ? -1 : std::min(chunk, y[1]);
+    }
+  } else if (ops.size() == 3 || ops.size() == 4) {
+    const auto mid = shape(ops[0].outputs, 0), y = shape(ops.back().outputs, 0);
+    const auto k = attr(ops[1], "kernel_shape", {1, 1});
+    const bool rows = attr(ops[0], "row_cache", {0})[0] != 0;
+    if (positive(mid, 4) && positive(y, 4) && positive(k, 2)) {
+      const int64_t slots = (rows ? k[0] * mid[2] : k[0] * k[1]) + 1;
+      need = slots * mid[3] + (ops.size() == 4 ? y[3] : 0);
+    }
+  }
+  if (need < 1) return "cannot tell the workspace its segment-aware kernel needs (unsupported op or tensor shapes)";
+  const std::string name = ops[0].name + ".workspace";
+  for (const auto& b : p.buffers)
+    if (b.tensor == name && b.first_step <= s && s <= b.last_step) {
+      if (b.bytes >= need) return "";
+      return "its workspace '" + name + "' has " + std::to_string(b.bytes) + " bytes but the segment-aware kernel needs " +
+             std::to_string(need);
+    }
+  return "it runs the segment-aware kernels but the plan gives it no '" + name + "' buffer (the kernel needs " +
+         std::to_string(need) + " bytes of workspace)";
+}
+
 }  // namespace
 
 std::string VerifyResult::Summary(size_t max_lines) const {
@@ -491,6 +553,11 @@ VerifyResult VerifyPlan(const Plan& p) {
           std::to_string(p.metrics.noncompulsory_write_bytes) + " non-compulsory bytes read/written; reloads and spills add up to " +
           std::to_string(nc_rd) + "/" + std::to_string(nc_wr));
   }
+  // issue 12: every segment step has its workspace (CheckSegmentWorkspace).
+  for (int s = 0; s < n; ++s)
+    if (IsSegmentStep(p, s))
+      if (std::string why = CheckSegmentWorkspace(p, tensors, s); !why.empty())
+        err("step " + std::to_string(s) + " ('" + p.steps[s].ops[0].name + "'): " + why);
   // Declared overlaps: legal only as the in-place rules allow.
   std::set<std::pair<std::string, std::string>> allowed;
   std::unordered_map<std::string, const Buffer*> first_buffer;
