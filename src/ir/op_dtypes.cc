@@ -182,9 +182,8 @@ Status CheckOpDtypes(const Graph& g, const Op& op) {
       const Tensor& t = g.tensor(ids[i]);
       const std::string what = std::string(side) + " '" + t.name + "' (" + o.name + ")";
       if (o.constant && t.kind != TensorKind::kConstant)
-        return InvalidArgument(who + ": " + what + " is a " + TensorKindName(t.kind) + " tensor; " +
-                               op.type + " needs " + o.name +
-                               " as a constant (or as an attribute)");
+        return InvalidArgument(who + ": " + what + " is not a constant (its kind is " + TensorKindName(t.kind) +
+                               "); " + op.type + " needs " + o.name + " as a constant or an attribute");
       const bool int32_ok = o.or_int32 && t.dtype == DataType::kInt32;
       if (!(o.allowed & Dt(t.dtype)) && !int32_ok)
         return InvalidArgument(who + ": " + what + " has dtype " + DataTypeName(t.dtype) + "; " +
