@@ -213,6 +213,12 @@ sp_status_t sp_seg_depthwise_s8(const sp_seg_pool_t* pool, int32_t in_start, int
                                 int8_t* workspace, int32_t workspace_bytes);
 /* Workspace bytes of the FC kernel: min(chunk, N); 0 on a bad shape. */
 int32_t sp_seg_fc_workspace_bytes(const sp_seg_fc_shape_t* shape);
+/* Workspace bytes of sp_seg_conv_s8 (C_out, or min(C_in, C_out) for R = S = 1 without padding)
+ * and of sp_seg_depthwise_s8 (C); 0 on a bad shape. With sp_seg_fc_workspace_bytes and
+ * sp_seg_bottleneck_workspace_bytes these are the one rule of how large the workspace of a
+ * segment step must be (planner, executor and code generator all ask them). */
+int32_t sp_seg_conv_workspace_bytes(const sp_seg_conv_shape_t* shape);
+int32_t sp_seg_depthwise_workspace_bytes(const sp_seg_conv_shape_t* shape);
 /* workspace_bytes must be >= sp_seg_bottleneck_workspace_bytes(shape); only that many are used. */
 sp_status_t sp_seg_bottleneck_s8(const sp_seg_pool_t* pool, int32_t in_start, int32_t out_start,
                                  const sp_seg_bottleneck_shape_t* shape,

@@ -363,6 +363,17 @@ static int32_t seg_conv_ws_need(const sp_seg_conv_shape_t* s) {
   return s->c_out;
 }
 
+#ifndef SP_SEG_TRACING
+int32_t sp_seg_conv_workspace_bytes(const sp_seg_conv_shape_t* shape) {
+  const int32_t need = seg_conv_ws_need(shape);
+  return need < 1 ? 0 : need;
+}
+
+int32_t sp_seg_depthwise_workspace_bytes(const sp_seg_conv_shape_t* shape) {
+  return shape == 0 || shape->c_out < 1 ? 0 : shape->c_out;
+}
+#endif
+
 SP_SEG_LINKAGE sp_status_t SP_SEG_FN(sp_seg_conv_s8)(const sp_seg_pool_t* pool, int32_t in_start,
                                                      int32_t out_start,
                                                      const sp_seg_conv_shape_t* shape,

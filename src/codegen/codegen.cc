@@ -713,33 +713,18 @@ Status Emitter::EmitSegmentStep(int s) {
   const std::string pool = Decl("pool:" + Str(size) + ":" + Str(seg_bytes), "sp_pool",
                                 "static const sp_seg_pool_t @ = {(int8_t*)sramplan_arena, " +
                                     Str(size / seg_bytes) + ", " + Str(seg_bytes) + "};\n");
-  // The workspace: the plan's `<first op>.workspace` buffer, else (a fused step without overlap)
-  // a static array of the kernel's workspace size, as the host executor allocates one.
+  // The workspace: the plan's `<first op>.workspace` buffer, at least as large as the kernel needs
+  // (exec::SegmentStepWorkspace, the executor's rule).
   std::string ws;
   int64_t ws_bytes = 0;
-  bool declared = false;
-  for (const plan::Overlap& o : by->overlaps) declared = declared || o.reason == "segment-overlap";
-  auto wit = buffers_.find(first.name + ".workspace");
-  if (wit != buffers_.end())
-    for (const plan::Buffer* b : wit->second)
-      if (b->first_step <= s && s <= b->last_step) {
-        if (b->level != arena_level_->name)
-          return Unsupported(where + ": the workspace '" + b->tensor +
-                             "' is outside the arena level");
-        ws = "(int8_t*)(sramplan_arena + " + Str(b->offset) + ")";
-        ws_bytes = b->bytes;
-      }
-  if (ws.empty() && declared)
-    return InvalidArgument(where + " op '" + first.name +
-                           "': the output overlaps its input but the plan gives the step no '" +
-                           first.name + ".workspace' buffer");
-  auto need_ws = [&](int64_t bytes) {
-    if (!ws.empty()) return;
-    ws_bytes = bytes;
-    ws = Decl("ws:" + Str(s), "sp_ws",
-              "static int8_t @[" + Str(std::max<int64_t>(bytes, 1)) + "]; /* step " + Str(s) +
-                  " workspace (the plan has none) */\n");
-    fw_.extra_ram_bytes += std::max<int64_t>(bytes, 1);
+  auto need_ws = [&](int64_t bytes) -> Status {
+    auto b = exec::SegmentStepWorkspace(p_, s, bytes);
+    if (!b.ok()) return InvalidArgument(b.status().message());
+    if ((*b)->level != arena_level_->name)
+      return Unsupported(where + ": the workspace '" + (*b)->tensor + "' is outside the arena level");
+    ws = "(int8_t*)(sramplan_arena + " + Str((*b)->offset) + ")";
+    ws_bytes = (*b)->bytes;
+    return Status::Ok();
   };
   std::string call, kernel;
   if (sops.size() == 1) {
@@ -748,7 +733,7 @@ Status Emitter::EmitSegmentStep(int s) {
                                    "static const sp_seg_layer_s8_t @ = " + SegLayerInit(l) + ";\n");
     if (l.fc) {
       sp_seg_fc_shape_t fs{l.m, l.k, l.n, static_cast<int32_t>(seg)};
-      need_ws(sp_seg_fc_workspace_bytes(&fs));
+      SP_RETURN_IF_ERROR(need_ws(exec::SegLayerWorkspaceBytes(l, seg)));
       const std::string init =
           "{" + Str(fs.m) + ", " + Str(fs.k) + ", " + Str(fs.n) + ", " + Str(fs.chunk) + "}";
       const std::string shape =
@@ -757,9 +742,7 @@ Status Emitter::EmitSegmentStep(int s) {
       call = kernel + "(&" + pool + ", " + Str(bx->offset) + ", " + Str(by->offset) + ", &" +
              shape + ", &" + layer + ", " + ws + ", " + Str(ws_bytes) + ")";
     } else {
-      const bool pointwise = !l.depthwise && l.r == 1 && l.s == 1 && l.pad[0] == 0 &&
-                             l.pad[1] == 0 && l.pad[2] == 0 && l.pad[3] == 0;
-      need_ws(pointwise ? std::min(l.c_in, l.c_out) : l.c_out);
+      SP_RETURN_IF_ERROR(need_ws(exec::SegLayerWorkspaceBytes(l, seg)));
       const std::string init = "{" + Str(l.h) + ", " + Str(l.w) + ", " + Str(l.c_in) + ", " +
                                Str(l.c_out) + ", " + Str(l.r) + ", " + Str(l.s) + ", " +
                                Str(l.stride_h) + ", " + Str(l.stride_w) + ", " + Str(l.pad[0]) +
@@ -782,7 +765,7 @@ Status Emitter::EmitSegmentStep(int s) {
       if (it != so.attrs.end() && !it->second.empty() && it->second[0] != 0) bs.row_cache = 1;
     }
     const std::string add = fb.residual ? "&" + AddParamsName(fb.add) : std::string("NULL");
-    need_ws(sp_seg_bottleneck_workspace_bytes(&bs));
+    SP_RETURN_IF_ERROR(need_ws(sp_seg_bottleneck_workspace_bytes(&bs)));
     const std::string sinit = "{" + Str(bs.h) + ", " + Str(bs.w) + ", " + Str(bs.c_in) + ", " +
                               Str(bs.c_mid) + ", " + Str(bs.c_out) + ", " + Str(bs.r) + ", " +
                               Str(bs.s) + ", " + Str(bs.stride_h) + ", " + Str(bs.stride_w) + ", " +

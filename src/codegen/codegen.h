@@ -47,8 +47,8 @@ struct Firmware {
   int64_t input_bytes = 0;   // graph inputs emitted as const arrays (flash)
   int64_t table_bytes = 0;   // lookup tables, requantisation arrays, descriptors' data (flash)
   int64_t stack_bytes = 0;
-  // Static workspaces outside the arena (.bss): fused vmcu steps the plan gives no
-  // `<op>.workspace` buffer run the segment kernel with one (the host executor allocates it too).
+  // Static RAM outside the arena (.bss) besides the stack. 0: every segment step runs with the
+  // plan's `<op>.workspace` buffer (exec::SegmentStepWorkspace); a plan without one is refused.
   int64_t extra_ram_bytes = 0;
   int64_t ram_capacity = 0;    // RAM region LENGTH
   int64_t flash_capacity = 0;  // FLASH region LENGTH

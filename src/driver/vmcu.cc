@@ -19,6 +19,7 @@
 #include "driver/strategy.h"
 #include "placement/optimal.h"
 #include "segment/overlap.h"
+#include "sramplan_rt_seg.h"
 #include "support/int_math.h"
 
 namespace sramplan::driver {
@@ -60,9 +61,32 @@ struct StepInfo {
   ir::TensorId out;        // the step's output
   std::string kind;        // "bottleneck", "conv", "fc", "" (no overlap)
   segment::AffineKernel kernel;
-  int64_t workspace = 0;   // bytes of private scratch the segment kernel needs
-  int64_t workspace_rows = 0;  // bottleneck: the same with the row cache (R rows of the plane)
+  // Bytes of private scratch the segment kernel needs (bottleneck: with the column cache), and for a
+  // bottleneck with the row cache (R rows of the plane). Both come from the runtime's
+  // sp_seg_*_workspace_bytes, the kernels' own rule, and are properties of the step: a layout that
+  // runs the step another way (in-place depthwise) keeps them.
+  int64_t workspace = 0;
+  int64_t workspace_rows = 0;
 };
+
+bool Fits32(std::initializer_list<int64_t> v) {
+  for (int64_t x : v)
+    if (x < 0 || x > (int64_t{1} << 30)) return false;
+  return true;
+}
+
+// The runtime's workspace rule for a single Conv (group 1 or depthwise) in NHWC; 0 if out of range.
+int64_t ConvWorkspace(const std::vector<int64_t>& x, const std::vector<int64_t>& y, const std::vector<int64_t>& k,
+                      const std::vector<int64_t>& st, const std::vector<int64_t>& pads, bool depthwise) {
+  if (!Fits32({x[1], x[2], x[3], y[3], k[0], k[1], st[0], st[1], pads[0], pads[1], pads[2], pads[3]})) return 0;
+  sp_seg_conv_shape_t cs{static_cast<int32_t>(x[1]),    static_cast<int32_t>(x[2]),    static_cast<int32_t>(x[3]),
+                         static_cast<int32_t>(y[3]),    static_cast<int32_t>(k[0]),    static_cast<int32_t>(k[1]),
+                         static_cast<int32_t>(st[0]),   static_cast<int32_t>(st[1]),   static_cast<int32_t>(pads[0]),
+                         static_cast<int32_t>(pads[1]), static_cast<int32_t>(pads[2]), static_cast<int32_t>(pads[3]),
+                         1,
+                         1};
+  return depthwise ? sp_seg_depthwise_workspace_bytes(&cs) : sp_seg_conv_workspace_bytes(&cs);
+}
 
 std::vector<int64_t> Ints(const ir::Op& op, const char* name, std::vector<int64_t> d) {
   auto v = op.attrs.GetInts(name);
@@ -85,7 +109,7 @@ bool SingleOpKernel(const ir::Graph& g, const ir::Op& op, int64_t seg, StepInfo*
     StatusOr<segment::AffineKernel> kern = InvalidArgument("");
     if (group == 1 && k == std::vector<int64_t>{1, 1} && st == std::vector<int64_t>{1, 1} && pads == std::vector<int64_t>{0, 0, 0, 0}) {
       kern = segment::PointwiseConvKernel(x[1], x[2], x[3], y[3], seg);
-      si->workspace = std::min(x[3], y[3]);  // one pixel (input or output) buffered
+      si->workspace = ConvWorkspace(x, y, k, st, pads, false);  // one pixel (input or output) buffered
     } else if (group == 1 || (group == x[3] && y[3] == x[3])) {
       segment::Conv2DParams cp;
       cp.h = x[1];
@@ -104,11 +128,11 @@ bool SingleOpKernel(const ir::Graph& g, const ir::Op& op, int64_t seg, StepInfo*
       kern = group == 1 ? segment::Conv2DKernel(cp) : segment::DepthwiseConvKernel(x[1], x[2], x[3], k[0], k[1], st[0], pads[0], seg);
       if (group != 1 && (k[0] != k[1] || st[0] != st[1] || pads[0] != pads[1] || pads[0] != pads[2] || pads[0] != pads[3]))
         return false;
-      si->workspace = y[3];  // one output pixel buffered
+      si->workspace = ConvWorkspace(x, y, k, st, pads, group != 1);  // one output pixel buffered
     } else {
       return false;
     }
-    if (!kern.ok()) return false;
+    if (!kern.ok() || si->workspace <= 0) return false;
     si->kernel = *kern;
     si->kind = "conv";
     return true;
@@ -118,11 +142,14 @@ bool SingleOpKernel(const ir::Graph& g, const ir::Op& op, int64_t seg, StepInfo*
     const auto& y = g.tensor(op.outputs[0]).shape;
     if (x.size() != 2 || y.size() != 2 || op.attrs.GetInt("transA", 0) != 0) return false;
     auto kern = segment::FullyConnectedKernel(x[0], x[1], y[1], seg);
-    if (!kern.ok()) return false;
+    if (!kern.ok() || !Fits32({x[0], x[1], y[1], kern->segment_bytes})) return false;
     si->kernel = *kern;
     si->kind = "fc";
-    si->workspace = kern->segment_bytes;  // one output segment accumulated before it is stored
-    return true;
+    // One output chunk accumulated before it is stored.
+    const sp_seg_fc_shape_t fs{static_cast<int32_t>(x[0]), static_cast<int32_t>(x[1]), static_cast<int32_t>(y[1]),
+                               static_cast<int32_t>(kern->segment_bytes)};
+    si->workspace = sp_seg_fc_workspace_bytes(&fs);
+    return si->workspace > 0;
   }
   return false;
 }
@@ -193,15 +220,44 @@ StatusOr<plan::Plan> RunVmcuStrategy(const ir::Graph& g, const target::Target& t
             }
           }
           auto kern = segment::InvertedBottleneckKernel(bp);
+          // The workspace of sp_seg_bottleneck_s8 with the column cache and with the row cache.
+          int64_t ws_column = 0, ws_rows = 0;
+          if (Fits32({bp.h, bp.w, bp.c_in, bp.c_mid, bp.c_out, bp.r, bp.stride2, bp.stride1, bp.er, bp.es,
+                      bp.e_pad_top, bp.e_pad_left, bp.e_pad_bottom, bp.e_pad_right, pads[0], pads[1], pads[2],
+                      pads[3]})) {
+            sp_seg_bottleneck_shape_t bs{};
+            bs.h = static_cast<int32_t>(bp.h);
+            bs.w = static_cast<int32_t>(bp.w);
+            bs.c_in = static_cast<int32_t>(bp.c_in);
+            bs.c_mid = static_cast<int32_t>(bp.c_mid);
+            bs.c_out = static_cast<int32_t>(bp.c_out);
+            bs.r = bs.s = static_cast<int32_t>(bp.r);
+            bs.stride_h = bs.stride_w = static_cast<int32_t>(bp.stride2);
+            bs.pad_top = static_cast<int32_t>(pads[0]);
+            bs.pad_left = static_cast<int32_t>(pads[1]);
+            bs.pad_bottom = static_cast<int32_t>(pads[2]);
+            bs.pad_right = static_cast<int32_t>(pads[3]);
+            bs.has_expand = 1;
+            bs.has_residual = bp.residual ? 1 : 0;
+            bs.e_r = static_cast<int32_t>(bp.er);
+            bs.e_s = static_cast<int32_t>(bp.es);
+            bs.e_stride_h = bs.e_stride_w = static_cast<int32_t>(bp.stride1);
+            bs.e_pad_top = static_cast<int32_t>(bp.e_pad_top);
+            bs.e_pad_left = static_cast<int32_t>(bp.e_pad_left);
+            bs.e_pad_bottom = static_cast<int32_t>(bp.e_pad_bottom);
+            bs.e_pad_right = static_cast<int32_t>(bp.e_pad_right);
+            ws_column = sp_seg_bottleneck_workspace_bytes(&bs);
+            bs.row_cache = 1;
+            ws_rows = sp_seg_bottleneck_workspace_bytes(&bs);
+          }
           // Fuse only when the workspace is smaller than the wide intermediate it replaces (a 7x7
           // window over 480 channels on a 6x6 image is not).
-          if (kern.ok() && kern->workspace_bytes < g.tensor(a.outputs[0]).Bytes()) {
+          if (kern.ok() && ws_column > 0 && ws_column < g.tensor(a.outputs[0]).Bytes()) {
             si.kernel = *kern;
             si.kind = "bottleneck";
             si.in = a.inputs[0];
-            si.workspace = kern->workspace_bytes;
-            // Row cache: (R * MW + 1) * C_mid (+ C_out with the residual), sp_seg_bottleneck_s8.
-            si.workspace_rows = (bp.r * mid[2] + 1) * bp.c_mid + (bp.residual ? bp.c_out : 0);
+            si.workspace = ws_column;
+            si.workspace_rows = ws_rows;  // 0: the row cache does not apply
             fused = true;
           }
         }
@@ -429,6 +485,8 @@ StatusOr<plan::Plan> RunVmcuStrategy(const ir::Graph& g, const target::Target& t
       }
     return best;
   };
+  std::vector<int64_t> intrinsic_ws(n);
+  for (int s = 0; s < n; ++s) intrinsic_ws[s] = steps[s].workspace;
   Layout best = search();
   // 3a. Circular segment pool (vMCU Sec. 5): a chain of overlaps drifts down by the sum of its
   // shifts; when every step of the chain is tight, breaking it does not help and the linear layout
@@ -510,13 +568,18 @@ StatusOr<plan::Plan> RunVmcuStrategy(const ir::Graph& g, const target::Target& t
   if (pool_bytes == 0) {
     const int64_t arena = best.placed.placement.arena_bytes;
     const std::vector<int64_t> live = live_of(best);
-    const std::vector<int64_t> column_ws = best.workspace;
+    // The steps' own (column-cache) workspaces: not best.workspace, which is 0 where that layout
+    // runs a depthwise step in place; a new layout may run it as a segment step again and then
+    // needs its workspace (issue 12: such plans had segment steps without a workspace buffer).
+    const std::vector<int64_t> column_ws = intrinsic_ws;
     for (int64_t slack_pct : {100, 80}) {
       std::vector<bool> rc(n, false);
       bool any = false;
       for (int s = 0; s < n; ++s) {
         steps[s].workspace = column_ws[s];
-        if (steps[s].kind != "bottleneck" || steps[s].workspace_rows <= steps[s].workspace) continue;
+        if (steps[s].kind != "bottleneck" || steps[s].workspace_rows <= 0 ||
+            steps[s].workspace_rows <= steps[s].workspace)
+          continue;
         if ((live[s] + steps[s].workspace_rows) * 100 > arena * slack_pct) continue;
         steps[s].workspace = steps[s].workspace_rows;
         rc[s] = any = true;
@@ -539,7 +602,23 @@ StatusOr<plan::Plan> RunVmcuStrategy(const ir::Graph& g, const target::Target& t
   std::vector<placement::BufferRequest>& requests = best.requests;
   std::vector<int>& ws_req = best.ws_req;
   placement::OptimalResult& placed = best.placed;
-  for (int s = 0; s < n; ++s) steps[s].workspace = best.workspace[s];
+  for (int s = 0; s < n; ++s) steps[s].workspace = row_cache[s] ? steps[s].workspace_rows : intrinsic_ws[s];
+  // The rule the executor, the code generator and the verifier apply: every step that runs the
+  // segment-aware kernels (a fused group, or an output with a "segment-overlap") has a
+  // '<first op>.workspace' buffer of at least the kernel's workspace bytes.
+  {
+    std::vector<bool> segment_overlap(n, false);
+    for (const auto& d : declared)
+      if (d.reason == "segment-overlap") segment_overlap[bufs[d.out].first] = true;
+    for (int s = 0; s < n; ++s) {
+      const bool segment_step = steps[s].ops.size() > 1 || segment_overlap[s];
+      if (!segment_step) continue;
+      if (dw_scratch[s] > 0 || ws_req[s] < 0 || requests[ws_req[s]].bytes < steps[s].workspace)
+        return InternalError("strategy 'vmcu': step " + std::to_string(s) + " runs the segment-aware kernels but its "
+                             "workspace (" + std::to_string(ws_req[s] < 0 ? 0 : requests[ws_req[s]].bytes) +
+                             " bytes) is smaller than the kernel's " + std::to_string(steps[s].workspace));
+    }
+  }
 
   // 5. The plan.
   plan::Plan p = PlanSkeleton(g, t, sched, "vmcu", options);

@@ -25,30 +25,58 @@ ExecResult CollectOutputs(const ir::Graph& g, const std::vector<const uint8_t*>&
   return r;
 }
 
+// The weights and inputs a run copies or reads: one value per tensor, each exactly the tensor's bytes.
+Status CheckModelData(const ir::Graph& g, const ModelData& data) {
+  if (data.values.size() != static_cast<size_t>(g.num_tensors()))
+    return InvalidArgument("the model data has " + std::to_string(data.values.size()) + " values for " +
+                           std::to_string(g.num_tensors()) + " tensors");
+  for (const ir::Tensor& t : g.tensors())
+    if ((t.kind == ir::TensorKind::kConstant || t.kind == ir::TensorKind::kInput) &&
+        static_cast<int64_t>(data.values[t.id.value()].size()) != t.Bytes())
+      return InvalidArgument("the data of " + std::string(ir::TensorKindName(t.kind)) + " '" + t.name + "' has " +
+                             std::to_string(data.values[t.id.value()].size()) + " bytes; the tensor (" +
+                             ir::DataTypeName(t.dtype) + ") has " + std::to_string(t.Bytes()));
+  return Status::Ok();
+}
+
 }  // namespace
 
 StatusOr<ExecResult> RunNaive(const ir::Graph& g, const analysis::Schedule& order, const ModelData& data,
                               const QuantizedModel* quant, const OpObserver* observer) {
   SP_RETURN_IF_ERROR(analysis::ValidateSchedule(g, order));
+  SP_RETURN_IF_ERROR(CheckModelData(g, data));
   std::vector<std::vector<uint8_t>> own(g.num_tensors());
   std::vector<const uint8_t*> ptr(g.num_tensors(), nullptr);
+  std::vector<int64_t> avail(g.num_tensors(), 0);  // the bytes behind ptr[t]
   for (const ir::Tensor& t : g.tensors()) {
     if (t.kind == ir::TensorKind::kConstant || t.kind == ir::TensorKind::kInput) {
       ptr[t.id.value()] = data.values[t.id.value()].data();
+      avail[t.id.value()] = static_cast<int64_t>(data.values[t.id.value()].size());
     } else if (g.StorageRoot(t.id) == t.id) {
       own[t.id.value()].assign(static_cast<size_t>(t.Bytes()), 0);
       ptr[t.id.value()] = own[t.id.value()].data();
+      avail[t.id.value()] = t.Bytes();
     }
   }
   for (const ir::Tensor& t : g.tensors())
-    if (!ptr[t.id.value()]) ptr[t.id.value()] = ptr[g.StorageRoot(t.id).value()];
+    if (!ptr[t.id.value()]) {
+      ptr[t.id.value()] = ptr[g.StorageRoot(t.id).value()];
+      avail[t.id.value()] = avail[g.StorageRoot(t.id).value()];
+    }
   for (ir::OpId id : order) {
     const ir::Op& op = g.op(id);
     std::vector<const uint8_t*> in;
     std::vector<uint8_t*> out;
-    for (ir::TensorId t : op.inputs) in.push_back(ptr[t.value()]);
-    for (ir::TensorId t : op.outputs) out.push_back(const_cast<uint8_t*>(ptr[t.value()]));
-    SP_RETURN_IF_ERROR(quant ? RunKernelS8(g, op, *quant, in, out) : RunKernel(g, op, in, out));
+    OperandBytes bytes;
+    for (ir::TensorId t : op.inputs) {
+      in.push_back(ptr[t.value()]);
+      bytes.in.push_back(avail[t.value()]);
+    }
+    for (ir::TensorId t : op.outputs) {
+      out.push_back(const_cast<uint8_t*>(ptr[t.value()]));
+      bytes.out.push_back(avail[t.value()]);
+    }
+    SP_RETURN_IF_ERROR(quant ? RunKernelS8(g, op, *quant, in, out, bytes) : RunKernel(g, op, in, out, bytes));
     if (observer) (*observer)(op, out);
   }
   ExecResult r = CollectOutputs(g, ptr);
@@ -58,6 +86,7 @@ StatusOr<ExecResult> RunNaive(const ir::Graph& g, const analysis::Schedule& orde
 
 StatusOr<ExecResult> RunArena(const ir::Graph& g, const plan::Plan& p, const ModelData& data,
                               const QuantizedModel* quant) {
+  SP_RETURN_IF_ERROR(CheckModelData(g, data));
   // Memories: one array per level, exactly as large as the plan uses.
   std::map<std::string, std::vector<uint8_t>> mem;
   std::map<std::string, bool> offchip;
@@ -114,8 +143,9 @@ StatusOr<ExecResult> RunArena(const ir::Graph& g, const plan::Plan& p, const Mod
     return hit;
   };
   auto locate = [&](const ir::Tensor& t, int s, const std::string& opname, bool* off,
-                    bool allow_wrap = false) -> StatusOr<uint8_t*> {
+                    bool allow_wrap = false, int64_t* bytes = nullptr) -> StatusOr<uint8_t*> {
     SP_ASSIGN_OR_RETURN(const plan::Buffer* hit, locate_buffer(t, s, opname, allow_wrap, off));
+    if (bytes) *bytes = hit->bytes;  // checked above to lie inside the level
     return mem[hit->level].data() + hit->offset;
   };
   std::unordered_map<std::string, const ir::Op*> ops;
@@ -189,7 +219,6 @@ StatusOr<ExecResult> RunArena(const ir::Graph& g, const plan::Plan& p, const Mod
     return hit;
   };
   auto is_segment_step = [&](int s) { return plan::IsSegmentStep(p, s); };
-  std::vector<int8_t> host_workspace;  // fused groups the plan gives no workspace (no overlap)
   auto run_segment_step = [&](int s) -> Status {
     const std::string where = "step " + std::to_string(s);
     if (!quant)
@@ -248,46 +277,35 @@ StatusOr<ExecResult> RunArena(const ir::Graph& g, const plan::Plan& p, const Mod
     pool.segment_bytes = static_cast<int32_t>(size % seg == 0 ? seg : 1);  // starts are bytes anyway
     pool.pool_segments = static_cast<int32_t>(size / pool.segment_bytes);
     const int32_t in_start = static_cast<int32_t>(bx->offset), out_start = static_cast<int32_t>(by->offset);
-    // The workspace: the plan's `<first op>.workspace` buffer.
-    int8_t* ws = nullptr;
-    int64_t ws_bytes = 0;
-    bool declared = false;
-    for (const plan::Overlap& o : by->overlaps) declared = declared || o.reason == "segment-overlap";
-    for (const plan::Buffer* b : buffers[first.name + ".workspace"])
-      if (b->first_step <= s && s <= b->last_step) {
-        ws = reinterpret_cast<int8_t*>(mem[b->level].data() + b->offset);
-        ws_bytes = b->bytes;
-      }
-    if (!ws && declared)
-      return Mismatch(where + " op '" + first.name + "': the output overlaps its input but the plan gives the step no '" +
-                      first.name + ".workspace' buffer");
     auto layer_view = [](const SegLayerS8& l) {
       return sp_seg_layer_s8_t{l.weights.data(), l.bias.empty() ? nullptr : l.bias.data(), l.rq.data(),
                                l.in_zp, l.out_zp, l.act_min, l.act_max};
     };
-    auto need_ws = [&](int64_t bytes) {
-      if (ws) return;
-      host_workspace.assign(static_cast<size_t>(std::max<int64_t>(bytes, 1)), 0);
-      ws = host_workspace.data();
-      ws_bytes = bytes;
+    // The workspace: the plan's `<first op>.workspace` buffer, as large as the kernel needs (kernels.h).
+    int8_t* ws = nullptr;
+    int64_t ws_bytes = 0;
+    auto use_ws = [&](int64_t need) -> Status {
+      SP_ASSIGN_OR_RETURN(const plan::Buffer* b, SegmentStepWorkspace(p, s, need));
+      if (b->offset < 0 || b->offset + b->bytes > static_cast<int64_t>(mem[b->level].size()) || plan::Wraps(p, *b))
+        return Mismatch(where + ": the workspace '" + b->tensor + "' lies outside level '" + b->level + "'");
+      ws = reinterpret_cast<int8_t*>(mem[b->level].data() + b->offset);
+      ws_bytes = b->bytes;
+      return Status::Ok();
     };
     sp_status_t st = SP_BAD_ARGUMENT;
     std::string kernel;
     if (sops.size() == 1) {
       SP_ASSIGN_OR_RETURN(SegLayerS8 l, SegLayerParamsS8(g, first, *quant, ins[0]));
       const sp_seg_layer_s8_t v = layer_view(l);
+      SP_RETURN_IF_ERROR(use_ws(SegLayerWorkspaceBytes(l, seg)));
       if (l.fc) {
         sp_seg_fc_shape_t fs{l.m, l.k, l.n, static_cast<int32_t>(seg)};
-        need_ws(sp_seg_fc_workspace_bytes(&fs));
         kernel = "sp_seg_fully_connected_s8";
         st = sp_seg_fully_connected_s8(&pool, in_start, out_start, &fs, &v, ws, static_cast<int32_t>(ws_bytes));
       } else {
         sp_seg_conv_shape_t cs{l.h,      l.w,      l.c_in,   l.c_out,  l.r,          l.s,
                                l.stride_h, l.stride_w, l.pad[0], l.pad[1], l.pad[2], l.pad[3],
                                l.dilation_h, l.dilation_w};
-        const bool pointwise = !l.depthwise && l.r == 1 && l.s == 1 && l.pad[0] == 0 && l.pad[1] == 0 &&
-                               l.pad[2] == 0 && l.pad[3] == 0;
-        need_ws(pointwise ? std::min(l.c_in, l.c_out) : l.c_out);
         kernel = l.depthwise ? "sp_seg_depthwise_s8" : "sp_seg_conv_s8";
         st = l.depthwise ? sp_seg_depthwise_s8(&pool, in_start, out_start, &cs, &v, ws, static_cast<int32_t>(ws_bytes))
                          : sp_seg_conv_s8(&pool, in_start, out_start, &cs, &v, ws, static_cast<int32_t>(ws_bytes));
@@ -299,10 +317,10 @@ StatusOr<ExecResult> RunArena(const ir::Graph& g, const plan::Plan& p, const Mod
         return Mismatch(where + ": the fused Add must write the step's output");
       const SegLayerS8 &e = fb.expand, &d = fb.depthwise, &j = fb.project;
       sp_seg_bottleneck_shape_t bs = fb.shape;
-    for (const auto& so : p.steps[s].ops) {  // the workspace variant the plan chose
-      auto it = so.attrs.find("row_cache");
-      if (it != so.attrs.end() && !it->second.empty() && it->second[0] != 0) bs.row_cache = 1;
-    }
+      for (const auto& so : p.steps[s].ops) {  // the workspace variant the plan chose
+        auto it = so.attrs.find("row_cache");
+        if (it != so.attrs.end() && !it->second.empty() && it->second[0] != 0) bs.row_cache = 1;
+      }
       sp_add_s8_params_t add = fb.add;
       const bool residual = fb.residual;
       sp_seg_bottleneck_s8_t bp;
@@ -310,7 +328,7 @@ StatusOr<ExecResult> RunArena(const ir::Graph& g, const plan::Plan& p, const Mod
       bp.depthwise = layer_view(d);
       bp.project = layer_view(j);
       bp.residual = residual ? &add : nullptr;
-      need_ws(sp_seg_bottleneck_workspace_bytes(&bs));
+      SP_RETURN_IF_ERROR(use_ws(sp_seg_bottleneck_workspace_bytes(&bs)));
       kernel = "sp_seg_bottleneck_s8";
       st = sp_seg_bottleneck_s8(&pool, in_start, out_start, &bs, &bp, ws, static_cast<int32_t>(ws_bytes));
     }
@@ -331,17 +349,23 @@ StatusOr<ExecResult> RunArena(const ir::Graph& g, const plan::Plan& p, const Mod
       const ir::Op& op = *it->second;
       std::vector<const uint8_t*> in;
       std::vector<uint8_t*> out;
+      // The kernels see each operand as exactly its tensor's bytes (the buffer holds at least that).
+      OperandBytes bytes;
       for (ir::TensorId id : op.inputs) {
         bool off = false;
-        SP_ASSIGN_OR_RETURN(uint8_t* ptr, locate(g.tensor(id), s, op.name, &off));
+        int64_t have = 0;
+        SP_ASSIGN_OR_RETURN(uint8_t* ptr, locate(g.tensor(id), s, op.name, &off, false, &have));
         if (off) r.offchip_read_bytes += g.tensor(id).Bytes();
         in.push_back(ptr);
+        bytes.in.push_back(std::min(have, g.tensor(id).Bytes()));
       }
       for (ir::TensorId id : op.outputs) {
         bool off = false;
-        SP_ASSIGN_OR_RETURN(uint8_t* ptr, locate(g.tensor(id), s, op.name, &off));
+        int64_t have = 0;
+        SP_ASSIGN_OR_RETURN(uint8_t* ptr, locate(g.tensor(id), s, op.name, &off, false, &have));
         if (off && !ir::IsViewOp(op.type)) r.offchip_write_bytes += g.tensor(id).Bytes();
         out.push_back(ptr);
+        bytes.out.push_back(std::min(have, g.tensor(id).Bytes()));
       }
       // An output that shares bytes with an input: element-wise kernels may run in place; a
       // depthwise convolution runs TinyEngine's way through its scratch buffer; nothing else may.
@@ -363,15 +387,15 @@ StatusOr<ExecResult> RunArena(const ir::Graph& g, const plan::Plan& p, const Mod
           return Mismatch("step " + std::to_string(s) + " op '" + op.name +
                           "': a depthwise convolution writes over its input but the plan gives it no scratch buffer");
         uint8_t* sp = mem[scratch->level].data() + scratch->offset;
-        SP_RETURN_IF_ERROR((quant ? RunDepthwiseInPlaceS8(g, op, *quant, in, out[0], sp, scratch->bytes)
-                                  : RunDepthwiseInPlace(g, op, in, out[0], sp, scratch->bytes))
+        SP_RETURN_IF_ERROR((quant ? RunDepthwiseInPlaceS8(g, op, *quant, in, out[0], sp, scratch->bytes, bytes)
+                                  : RunDepthwiseInPlace(g, op, in, out[0], sp, scratch->bytes, bytes))
                                .WithContext("step " + std::to_string(s)));
         continue;
       }
       if (aliased && !ir::IsUnaryElementwise(op.type) && !ir::IsBinaryElementwise(op.type))
         return Mismatch("step " + std::to_string(s) + " op '" + op.name + "' (" + op.type +
                         "): an output overlaps an input, which this kernel cannot do in place");
-      SP_RETURN_IF_ERROR((quant ? RunKernelS8(g, op, *quant, in, out) : RunKernel(g, op, in, out))
+      SP_RETURN_IF_ERROR((quant ? RunKernelS8(g, op, *quant, in, out, bytes) : RunKernel(g, op, in, out, bytes))
                              .WithContext("step " + std::to_string(s)));
     }
     SP_RETURN_IF_ERROR(run_transfers(s, false));

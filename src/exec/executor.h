@@ -39,7 +39,7 @@ StatusOr<ExecResult> RunNaive(const ir::Graph& g, const analysis::Schedule& orde
 // and tensor.
 // vmcu steps run the segment-aware int8 kernels (runtime/include/sramplan_rt_seg.h) with the arena
 // level as their circular pool, the buffers' offsets as starts and the step's `<op>.workspace`
-// buffer as workspace: a single Conv / DepthwiseConv / Gemm whose output declares a
+// buffer as workspace (required, of at least the kernel's bytes: exec::SegmentStepWorkspace): a single Conv / DepthwiseConv / Gemm whose output declares a
 // "segment-overlap" with its input, and a fused Conv 1x1 -> DepthwiseConv -> Conv 1x1 [-> Add]
 // step (its intermediates have no buffers). Their parameters come from the plain ops' int8 call
 // records, so the bytes equal RunNaive's. float32 plans with such steps are kUnsupported; a

@@ -50,16 +50,119 @@ sp_tensor_t Describe(const ir::Graph& g, const std::vector<int64_t>& shape, bool
 
 int64_t SpanElements(const sp_tensor_t& t) { return sp_tensor_span(&t); }
 
+KernelOperandTypes KernelTypes(const ir::Graph& g, const ir::Op& op, bool int8) {
+  KernelOperandTypes k;
+  k.in.assign(op.inputs.size(), std::nullopt);
+  k.out.assign(op.outputs.size(), std::nullopt);
+  const std::string& t = op.type;
+  if (ir::IsViewOp(t) || op.inputs.empty() || op.outputs.empty()) return k;
+  auto dt = [&](ir::TensorId id) { return g.tensor(id).dtype; };
+  const ir::DataType in0 = dt(op.inputs[0]);
+  // Data movement: the kernels move elements of the (first) input's size into every output.
+  auto moves = [&](ir::DataType elem, size_t data_inputs) {
+    for (size_t i = 0; i < data_inputs && i < k.in.size(); ++i) k.in[i] = elem;
+    for (auto& o : k.out) o = elem;
+  };
+  const bool linear_resize = (t == "Resize" || t == "Upsample") &&
+                             (op.attrs.GetString("mode", "nearest") == "linear" ||
+                              op.attrs.GetString("mode", "nearest") == "bilinear");
+  if (t == "Concat") {
+    moves(dt(op.outputs[0]), op.inputs.size());
+    return k;
+  }
+  if (t == "Split" || t == "Slice" || t == "Transpose" || t == "Pad" || t == "Expand" ||
+      ((t == "Resize" || t == "Upsample") && !linear_resize)) {
+    moves(in0, 1);
+    return k;
+  }
+  if (t == "Gather") {
+    moves(in0, 1);
+    if (k.in.size() >= 2) k.in[1] = ir::DataType::kInt64;
+    return k;
+  }
+  if (t == "Where") {
+    moves(dt(op.outputs[0]), 3);
+    k.in[0] = ir::DataType::kBool;
+    return k;
+  }
+  if (t == "Cast") {
+    k.in[0] = in0;
+    k.out[0] = dt(op.outputs[0]);
+    return k;
+  }
+  // Compute: one element type (float32, or int8 with int32 biases); the kernels write output 0 only.
+  const ir::DataType e = int8 ? ir::DataType::kInt8 : ir::DataType::kFloat32;
+  k.in[0] = e;
+  k.out[0] = e;
+  const bool weighted = t == "Conv" || t == "ConvTranspose" || t == "Gemm";
+  if ((weighted || t == "MatMul" || ir::IsBinaryElementwise(t) || t == "PRelu") && k.in.size() >= 2)
+    k.in[1] = e;
+  if (weighted && k.in.size() >= 3) k.in[2] = int8 ? ir::DataType::kInt32 : ir::DataType::kFloat32;
+  if (!int8 && (t == "BatchNormalization" || t == "LayerNormalization"))
+    for (auto& i : k.in) i = e;
+  return k;
+}
+
+namespace {
+
+Status CheckOperands(const ir::Graph& g, const ir::Op& op, bool int8, const OperandBytes* bytes) {
+  const KernelOperandTypes k = KernelTypes(g, op, int8);
+  const char* path = int8 ? "int8" : "float32";
+  auto check = [&](const std::vector<ir::TensorId>& ids, const std::vector<std::optional<ir::DataType>>& types,
+                   const std::vector<int64_t>* have, const char* side) -> Status {
+    for (size_t i = 0; i < ids.size(); ++i) {
+      if (!types[i]) continue;
+      const ir::Tensor& t = g.tensor(ids[i]);
+      const int64_t need = t.NumElements() * ir::DataTypeSize(*types[i]);
+      const std::string what = "op '" + op.name + "' (" + op.type + "): the " + path + " kernel ";
+      const std::string which = std::string(side) + " '" + t.name + "'";
+      // Same-size types are reinterpreted only where the kernel moves bytes (data movement); a
+      // compute kernel needs its own type.
+      const bool moves = ir::DataTypeSize(*types[i]) == ir::DataTypeSize(t.dtype) &&
+                         (op.type == "Concat" || op.type == "Split" || op.type == "Slice" ||
+                          op.type == "Transpose" || op.type == "Pad" || op.type == "Expand" ||
+                          op.type == "Gather" || op.type == "Where" || op.type == "Resize" ||
+                          op.type == "Upsample");
+      if (t.dtype != *types[i] && !moves)
+        return InvalidArgument(what + "uses " + ir::DataTypeName(*types[i]) + " at " + which + ", which is " +
+                               ir::DataTypeName(t.dtype) + " (" + std::to_string(t.Bytes()) + " bytes, the kernel would touch " +
+                               std::to_string(need) + "); refusing to run it");
+      if (!have) continue;
+      if (i >= have->size() || (*have)[i] != need)
+        return InvalidArgument(what + "touches " + std::to_string(need) + " bytes of " + which + " (" +
+                               ir::DataTypeName(*types[i]) + ") but its buffer holds " +
+                               (i < have->size() ? std::to_string((*have)[i]) : std::string("no")) +
+                               " bytes; refusing to run it");
+    }
+    return Status::Ok();
+  };
+  SP_RETURN_IF_ERROR(check(op.inputs, k.in, bytes ? &bytes->in : nullptr, "input"));
+  return check(op.outputs, k.out, bytes ? &bytes->out : nullptr, "output");
+}
+
+}  // namespace
+
+Status CheckKernelOperandTypes(const ir::Graph& g, const ir::Op& op, bool int8) {
+  return CheckOperands(g, op, int8, nullptr);
+}
+
+Status CheckKernelOperands(const ir::Graph& g, const ir::Op& op, bool int8, const OperandBytes& bytes) {
+  return CheckOperands(g, op, int8, &bytes);
+}
+
 Status RunKernel(const ir::Graph& g, const ir::Op& op, const std::vector<const uint8_t*>& in,
-                 const std::vector<uint8_t*>& out) {
+                 const std::vector<uint8_t*>& out, const OperandBytes& bytes) {
   const std::string& t = op.type;
   if (ir::IsViewOp(t)) return Status::Ok();
+  if (in.size() != op.inputs.size() || out.size() != op.outputs.size() || op.inputs.empty() || op.outputs.empty())
+    return InvalidArgument("op '" + op.name + "' (" + t + "): the executor needs one pointer per operand");
   auto shape = [&](size_t i) -> const std::vector<int64_t>& { return g.tensor(op.inputs[i]).shape; };
   auto oshape = [&](size_t i) -> const std::vector<int64_t>& { return g.tensor(op.outputs[i]).shape; };
   auto elem = [&](ir::TensorId id) { return ir::DataTypeSize(g.tensor(id).dtype); };
   for (ir::TensorId id : op.inputs)
     if (g.tensor(id).dtype == ir::DataType::kFloat16 || g.tensor(id).dtype == ir::DataType::kInt8)
       return Unsupported("op '" + op.name + "': the executor runs float32 graphs (use --dtype float32)");
+  SP_RETURN_IF_ERROR(CheckKernelOperands(g, op, false, bytes));
   const sp_tensor_t o0 = Contig(oshape(0));
 
   if (t == "Conv") {
@@ -314,9 +417,12 @@ Status RunKernel(const ir::Graph& g, const ir::Op& op, const std::vector<const u
 }
 
 Status RunDepthwiseInPlace(const ir::Graph& g, const ir::Op& op, const std::vector<const uint8_t*>& in,
-                           uint8_t* out, uint8_t* scratch, int64_t scratch_bytes) {
+                           uint8_t* out, uint8_t* scratch, int64_t scratch_bytes, const OperandBytes& bytes) {
   if (!ir::IsDepthwiseConv(g, op) || g.tensor(op.inputs[0]).dtype != ir::DataType::kFloat32)
     return Unsupported("op '" + op.name + "': in-place execution is only for float32 depthwise convolutions");
+  if (in.size() != op.inputs.size() || op.inputs.size() < 2)
+    return InvalidArgument("op '" + op.name + "': the executor needs one pointer per operand");
+  SP_RETURN_IF_ERROR(CheckKernelOperands(g, op, false, bytes));
   const auto& xs = g.tensor(op.inputs[0]).shape;
   const auto& ys = g.tensor(op.outputs[0]).shape;
   sp_tensor_t x = Describe(g, xs, true), y = Describe(g, ys, true), w = Describe(g, g.tensor(op.inputs[1]).shape, true);

@@ -4,11 +4,13 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <variant>
 #include <vector>
 
 #include "ir/graph.h"
+#include "plan/plan.h"
 #include "sramplan_rt.h"
 #include "sramplan_rt_int8.h"
 #include "sramplan_rt_seg.h"
@@ -27,23 +29,49 @@ std::vector<int32_t> I32(const std::vector<int64_t>& v);
 // Elements a descriptor spans (what a kernel may touch), for range checks.
 int64_t SpanElements(const sp_tensor_t& t);
 
-// Executes `op`; `in[i]` points to op.inputs[i], `out[i]` to op.outputs[i]. View ops are no-ops.
+// ---- Operand checks (defence in depth) ----------------------------------------------------------
+//
+// The bytes the executor's buffer holds from each operand pointer on (in[i] for op.inputs[i], out[k]
+// for op.outputs[k]).
+struct OperandBytes {
+  std::vector<int64_t> in, out;
+};
+
+// The element type a kernel of `op` reads or writes at each operand (the float32 kernels, or the
+// int8 ones when `int8`); nullopt where the kernel touches no bytes (view ops, operands only read
+// at import time such as Clip's min/max or ReduceMean's axes).
+struct KernelOperandTypes {
+  std::vector<std::optional<ir::DataType>> in, out;
+};
+KernelOperandTypes KernelTypes(const ir::Graph& g, const ir::Op& op, bool int8);
+
+// Before any kernel touches an operand: every operand it touches must hold exactly its elements at
+// the element size of the type the kernel uses (so the tensor's dtype is that type's size) and its
+// buffer must hold that many bytes. An InvalidArgument naming the op, the tensor, its dtype and the
+// kernel's type otherwise; the kernels never run out of bounds.
+Status CheckKernelOperands(const ir::Graph& g, const ir::Op& op, bool int8, const OperandBytes& bytes);
+// The type half of CheckKernelOperands, for callers that hold buffers of exactly the tensors' bytes.
+Status CheckKernelOperandTypes(const ir::Graph& g, const ir::Op& op, bool int8);
+
+// Executes `op`; `in[i]` points to op.inputs[i], `out[i]` to op.outputs[i], with `bytes` behind
+// each pointer (checked by CheckKernelOperands first). View ops are no-ops.
 Status RunKernel(const ir::Graph& g, const ir::Op& op, const std::vector<const uint8_t*>& in,
-                 const std::vector<uint8_t*>& out);
+                 const std::vector<uint8_t*>& out, const OperandBytes& bytes);
 
 // TinyEngine's in-place depthwise convolution: the output overwrites the input. Each channel is
 // computed into `scratch` (N x H_out x W_out elements) and then copied over its own input channel,
 // which no later channel reads.
 Status RunDepthwiseInPlace(const ir::Graph& g, const ir::Op& op, const std::vector<const uint8_t*>& in,
-                           uint8_t* out, uint8_t* scratch, int64_t scratch_bytes);
+                           uint8_t* out, uint8_t* scratch, int64_t scratch_bytes, const OperandBytes& bytes);
 
 // The int8 versions: TFLite Micro semantics through the runtime's int8 kernels, with the
 // parameters and lookup tables of `q`. Ops without an int8 implementation are kUnsupported.
 Status RunKernelS8(const ir::Graph& g, const ir::Op& op, const QuantizedModel& q,
-                   const std::vector<const uint8_t*>& in, const std::vector<uint8_t*>& out);
+                   const std::vector<const uint8_t*>& in, const std::vector<uint8_t*>& out,
+                   const OperandBytes& bytes);
 Status RunDepthwiseInPlaceS8(const ir::Graph& g, const ir::Op& op, const QuantizedModel& q,
                              const std::vector<const uint8_t*>& in, uint8_t* out, uint8_t* scratch,
-                             int64_t scratch_bytes);
+                             int64_t scratch_bytes, const OperandBytes& bytes);
 
 // ---- int8 kernel call records ------------------------------------------------------------------
 //
@@ -186,6 +214,20 @@ StatusOr<SegBottleneckS8> SegBottleneckParamsS8(const ir::Graph& g, const std::v
                                                 const QuantizedModel& q,
                                                 const std::vector<std::vector<const uint8_t*>>& ins,
                                                 const std::string& where);
+
+// ---- The workspace of a segment step ------------------------------------------------------------
+//
+// One rule for the planner, the executor and the code generator (the verifier re-derives it): a
+// plan step that runs the segment-aware kernels (plan::IsSegmentStep: a fused group, or a single op
+// whose output declares a "segment-overlap") gets its workspace from the plan, a
+// '<first op>.workspace' buffer live at the step of at least the bytes the runtime's
+// sp_seg_*_workspace_bytes give for the kernel; without one the step does not run.
+
+// The workspace bytes of the single-layer segment kernel of `l` with `segment_bytes` per FC chunk.
+int64_t SegLayerWorkspaceBytes(const SegLayerS8& l, int64_t segment_bytes);
+// The workspace buffer of segment step `s` of `p`, checked to hold `need` bytes; a kMismatch naming
+// the step and op otherwise.
+StatusOr<const plan::Buffer*> SegmentStepWorkspace(const plan::Plan& p, int s, int64_t need);
 
 // A tensor produced and entirely consumed by the ops of one fused plan step (it lives only in the
 // step's workspace and has no buffer).

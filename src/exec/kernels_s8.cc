@@ -1117,9 +1117,13 @@ StatusOr<OpCalls> BuildCallsS8(const ir::Graph& g, const ir::Op& op, const Quant
 }
 
 Status RunKernelS8(const ir::Graph& g, const ir::Op& op, const QuantizedModel& q,
-                   const std::vector<const uint8_t*>& in, const std::vector<uint8_t*>& out) {
+                   const std::vector<const uint8_t*>& in, const std::vector<uint8_t*>& out,
+                   const OperandBytes& bytes) {
   if (ir::IsViewOp(op.type)) return Status::Ok();
+  if (in.size() != op.inputs.size() || out.size() != op.outputs.size())
+    return InvalidArgument("op '" + op.name + "' (" + op.type + "): the executor needs one pointer per operand");
   SP_ASSIGN_OR_RETURN(OpCalls calls, BuildCallsS8(g, op, q));
+  SP_RETURN_IF_ERROR(CheckKernelOperands(g, op, true, bytes));
   return ExecuteCalls(op, calls, in, out, nullptr);
 }
 
@@ -1235,12 +1239,44 @@ StatusOr<OpCalls> BuildDepthwiseInPlaceCallsS8(const ir::Graph& g, const ir::Op&
 
 Status RunDepthwiseInPlaceS8(const ir::Graph& g, const ir::Op& op, const QuantizedModel& q,
                              const std::vector<const uint8_t*>& in, uint8_t* out, uint8_t* scratch,
-                             int64_t scratch_bytes) {
+                             int64_t scratch_bytes, const OperandBytes& bytes) {
+  if (in.size() != op.inputs.size() || op.outputs.size() != 1)
+    return InvalidArgument("op '" + op.name + "': the executor needs one pointer per operand");
   SP_ASSIGN_OR_RETURN(OpCalls calls, BuildDepthwiseInPlaceCallsS8(g, op, q, scratch_bytes));
+  SP_RETURN_IF_ERROR(CheckKernelOperands(g, op, true, bytes));
   return ExecuteCalls(op, calls, in, {out}, scratch);
 }
 
 // ---- Segment-kernel parameters from the plain call records -----------------------------------
+
+int64_t SegLayerWorkspaceBytes(const SegLayerS8& l, int64_t segment_bytes) {
+  if (l.fc) {
+    const sp_seg_fc_shape_t fs{l.m, l.k, l.n, static_cast<int32_t>(std::clamp<int64_t>(segment_bytes, 0, INT32_MAX))};
+    return sp_seg_fc_workspace_bytes(&fs);
+  }
+  const sp_seg_conv_shape_t cs{l.h, l.w, l.c_in, l.c_out, l.r, l.s, l.stride_h, l.stride_w,
+                               l.pad[0], l.pad[1], l.pad[2], l.pad[3], l.dilation_h, l.dilation_w};
+  return l.depthwise ? sp_seg_depthwise_workspace_bytes(&cs) : sp_seg_conv_workspace_bytes(&cs);
+}
+
+StatusOr<const plan::Buffer*> SegmentStepWorkspace(const plan::Plan& p, int s, int64_t need) {
+  const std::string where = "step " + std::to_string(s);
+  if (s < 0 || s >= static_cast<int>(p.steps.size()) || p.steps[s].ops.empty())
+    return Status(StatusCode::kMismatch, where + " does not exist");
+  const std::string name = p.steps[s].ops[0].name + ".workspace";
+  const plan::Buffer* ws = nullptr;
+  for (const plan::Buffer& b : p.buffers)
+    if (b.tensor == name && b.first_step <= s && s <= b.last_step) ws = &b;
+  if (!ws)
+    return Status(StatusCode::kMismatch, where + " op '" + p.steps[s].ops[0].name +
+                                             "' runs the segment-aware kernels but the plan gives the step no '" +
+                                             name + "' buffer");
+  if (need < 1 || ws->bytes < need)
+    return Status(StatusCode::kMismatch, where + " op '" + p.steps[s].ops[0].name + "': the kernel needs " +
+                                             std::to_string(need) + " bytes of workspace but '" + name + "' has " +
+                                             std::to_string(ws->bytes));
+  return ws;
+}
 
 namespace {
 
@@ -1261,6 +1297,9 @@ StatusOr<SegLayerS8> SegLayerParamsS8(const ir::Graph& g, const ir::Op& op, cons
     return Unsupported("op '" + op.name + "' (" + op.type + "): no segment-aware kernel: " + why);
   };
   SP_ASSIGN_OR_RETURN(OpCalls c, BuildCallsS8(g, op, q));
+  // The weights and bias are read below (their buffers hold the tensors' bytes).
+  SP_RETURN_IF_ERROR(CheckKernelOperandTypes(g, op, true));
+  if (in.size() != op.inputs.size()) return unsupported("one operand pointer per input is needed");
   if (c.host_loop || c.blocks.size() != 1 || c.blocks[0].count != 1 ||
       c.blocks[0].calls.size() != 1)
     return unsupported("its int8 record is not one kernel call");

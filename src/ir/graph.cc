@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <set>
 
+#include "ir/op_dtypes.h"
 #include "ir/shape_inference.h"
 #include "support/int_math.h"
 #include "support/strings.h"
@@ -316,7 +317,8 @@ Status VerifyGraph(const Graph& g) {
                                ShapeStr(shapes[i]));
     }
   }
-  return Status::Ok();
+  // Element types, after the shapes (one table of what each op kind accepts: ir/op_dtypes.h).
+  return CheckOpDtypes(g);
 }
 
 void ApplyDtype(Graph& g, DataType dtype) {

@@ -128,7 +128,9 @@ int ChannelAxis(const Graph& g, int rank);
 
 // Graph verifier: names unique, every tensor produced at most once and activations/outputs exactly
 // once, ops in a valid execution order (so no cycles), ranks 0..6, dims positive, byte sizes within
-// bounds, op arity and shapes consistent for every op whose shape rule sramplan knows.
+// bounds, op arity and shapes consistent for every op whose shape rule sramplan knows, and every
+// operand's dtype one its op kind accepts (CheckOpDtypes, ir/op_dtypes.h). Every importer runs it
+// after shape inference.
 Status VerifyGraph(const Graph& g);
 
 // Converts every floating-point tensor to `dtype` (what `--dtype int8` does); biases of Conv/Gemm

@@ -89,6 +89,10 @@ int64_t FirstInputTap(int64_t start, int64_t k, int64_t plane, int64_t es, int64
   return std::max<int64_t>(0, first * es - ep);
 }
 
+// How many workspace bytes a segment step needs, re-derived from the kernels' contract; "" when
+// the plan gives the step a large enough '<first op>.workspace' buffer (defined below).
+std::string CheckSegmentWorkspace(const Plan& p, const std::unordered_map<std::string, const Tensor*>& tensors, int s);
+
 class Checker {
  public:
   explicit Checker(const Plan& p) : p_(p), n_(static_cast<int>(p.steps.size())) {}
@@ -944,7 +948,8 @@ class Checker {
     if (s >= n_ || p_.steps[s].ops.empty()) return "no such step";
     const std::string ws = p_.steps[s].ops.front().name + ".workspace";
     for (const Buffer* w : BuffersOf(ws))
-      if (w->first_step <= s && s <= w->last_step && !Offchip(w->level)) return "";
+      if (w->first_step <= s && s <= w->last_step && !Offchip(w->level))
+        return CheckSegmentWorkspace(p_, tensors_, s);  // and large enough for the kernel
     return "step " + Str(s) +
            " runs the segment kernels, which need a workspace, but no on-chip buffer of '" + ws +
            "' is live at that step";
@@ -1010,6 +1015,70 @@ class Checker {
   std::set<std::pair<std::string, std::string>>
       allowed_;  // legal declared overlaps, both directions
 };
+
+// ---- the workspace of a segment step ------------------------------------------------------------
+// Re-derived from the segment kernels' contract (runtime/include/sramplan_rt_seg.h), sharing no
+// code with the planner: a step that runs the segment-aware kernels (a fused group, or a single op
+// whose output declares a "segment-overlap") needs a '<first op>.workspace' buffer live at the step
+// of at least: Conv C_out, or min(C_in, C_out) for 1x1 without padding; DepthwiseConv C; Gemm /
+// MatMul the output chunk (segment_bytes, 0 = min(K, N), at most N); fused group
+// (R*S + 1) * C_mid, or (R*MW + 1) * C_mid with the row cache, + C_out with the residual Add.
+// Returns "" when the plan gives it one.
+std::string CheckSegmentWorkspace(const Plan& p, const std::unordered_map<std::string, const Tensor*>& tensors, int s) {
+  const auto& ops = p.steps[s].ops;
+  auto shape = [&](const std::vector<std::string>& names, size_t i) -> std::vector<int64_t> {
+    if (i >= names.size()) return {};
+    auto t = tensors.find(names[i]);
+    return t == tensors.end() ? std::vector<int64_t>{} : t->second->shape;
+  };
+  auto attr = [](const StepOp& op, const char* k, std::vector<int64_t> d) {
+    auto it = op.attrs.find(k);
+    return it == op.attrs.end() || it->second.empty() ? d : it->second;
+  };
+  auto positive = [](const std::vector<int64_t>& v, size_t rank) {
+    if (v.size() != rank) return false;
+    for (int64_t d : v)
+      if (d < 1 || d > (int64_t{1} << 30)) return false;
+    return true;
+  };
+  int64_t need = -1;
+  if (ops.size() == 1) {
+    const StepOp& op = ops[0];
+    const auto x = shape(op.inputs, 0), y = shape(op.outputs, 0);
+    if (op.type == "Conv" && positive(x, 4) && positive(y, 4)) {
+      const auto pads = attr(op, "pads", {0, 0, 0, 0});
+      const bool pointwise = attr(op, "kernel_shape", {1, 1}) == std::vector<int64_t>{1, 1} &&
+                             std::all_of(pads.begin(), pads.end(), [](int64_t v) { return v == 0; });
+      need = pointwise ? std::min(x[3], y[3]) : y[3];
+    } else if (op.type == "DepthwiseConv" && positive(y, 4)) {
+      need = y[3];
+    } else if ((op.type == "Gemm" || op.type == "MatMul") && positive(x, 2) && positive(y, 2)) {
+      int64_t chunk = attr(op, "segment_bytes", {0})[0];
+      if (chunk == 0) chunk = std::min(x[1], y[1]);
+      need = chunk < 0 ? -1 : std::min(chunk, y[1]);
+    }
+  } else if (ops.size() == 3 || ops.size() == 4) {
+    const auto mid = shape(ops[0].outputs, 0), y = shape(ops.back().outputs, 0);
+    const auto k = attr(ops[1], "kernel_shape", {1, 1});
+    const bool rows = attr(ops[0], "row_cache", {0})[0] != 0;
+    if (positive(mid, 4) && positive(y, 4) && positive(k, 2)) {
+      // Dimensions are at most 2^30 each, so the products fit in 128 bits; larger needs are refused.
+      const __int128 slots = (rows ? __int128{k[0]} * mid[2] : __int128{k[0]} * k[1]) + 1;
+      const __int128 bytes = slots * mid[3] + (ops.size() == 4 ? y[3] : 0);
+      need = bytes > (__int128{1} << 62) ? -1 : static_cast<int64_t>(bytes);
+    }
+  }
+  if (need < 1) return "cannot tell the workspace its segment-aware kernel needs (unsupported op or tensor shapes)";
+  const std::string name = ops[0].name + ".workspace";
+  for (const auto& b : p.buffers)
+    if (b.tensor == name && b.first_step <= s && s <= b.last_step) {
+      if (b.bytes >= need) return "";
+      return "its workspace '" + name + "' has " + std::to_string(b.bytes) + " bytes but the segment-aware kernel needs " +
+             std::to_string(need);
+    }
+  return "it runs the segment-aware kernels but the plan gives it no '" + name + "' buffer (the kernel needs " +
+         std::to_string(need) + " bytes of workspace)";
+}
 
 }  // namespace
 

@@ -10,6 +10,8 @@
 
 #include "driver/strategy.h"
 #include "import/import.h"
+#include "bad_dtype_graphs.h"
+#include "exec/kernels.h"
 #include "random_graphs.h"
 #include "test_graphs.h"
 
@@ -121,6 +123,37 @@ TEST(Executor, RandomDagsAllStrategies) {
                                         : testing::Cells(seed, 60));
     for (const auto& s : driver::Strategies()) EXPECT_EQ(Verify(g, MakePlan(g, s.name)), "") << g.name << " " << s.name;
   }
+}
+
+// Issue 12, defence in depth: whatever the import-time dtype check let through, a kernel runs only
+// on operands whose dtype it uses and whose buffers hold exactly elements x element size.
+TEST(Executor, KernelsRefuseOperandsOfTheWrongDtypeOrSize) {
+  for (ir::DataType y : {ir::DataType::kBool, ir::DataType::kInt64}) {
+    const ir::Graph g = testing::BadDtypeGraph("Conv", y);
+    auto data = MakeModelData(g, kDefaultSeed);
+    ASSERT_TRUE(data.ok());
+    auto naive = RunNaive(g, analysis::ModelOrder(g), *data);
+    ASSERT_FALSE(naive.ok());
+    EXPECT_EQ(naive.status().code(), StatusCode::kInvalidArgument);
+    EXPECT_NE(naive.status().message().find("op 'c' (Conv): the float32 kernel uses float32 at output 'y', which is " +
+                                            std::string(ir::DataTypeName(y))),
+              std::string::npos)
+        << naive.status().message();
+    auto arena = RunArena(g, MakePlan(g, "tflm", "sram:1MiB"), *data);
+    ASSERT_FALSE(arena.ok());
+    EXPECT_NE(arena.status().message().find("refusing to run it"), std::string::npos) << arena.status().message();
+  }
+  // The int8 kernels: int8 data and weights, an int32 bias.
+  ir::Graph g = testing::BadDtypeGraph("Conv", ir::DataType::kInt8);
+  for (ir::Tensor& t : g.mutable_tensors()) t.dtype = ir::DataType::kInt8;
+  const ir::Op& op = g.op(ir::OpId(0));
+  const int64_t x = 1 * 3 * 8 * 8, w = 4 * 3 * 3 * 3, y = 1 * 4 * 6 * 6;
+  EXPECT_TRUE(CheckKernelOperands(g, op, true, {{x, w}, {y}}).ok());
+  Status s = CheckKernelOperands(g, op, true, {{x, w - 1}, {y}});
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("touches 108 bytes of input 'w' (int8) but its buffer holds 107 bytes"), std::string::npos)
+      << s.message();
+  EXPECT_FALSE(CheckKernelOperands(g, op, false, {{x * 4, w * 4}, {y * 4}}).ok());  // int8 tensors, float kernel
 }
 
 }  // namespace

@@ -48,5 +48,34 @@ TEST(NativeJson, ErrorsNameTheElement) {
   }
 }
 
+// Issue 12: per-tensor dtypes are checked against what each op accepts at import (the float Conv
+// kernel used to write a bool or int64 output into a buffer of the wrong size).
+TEST(NativeJson, OperandDtypesAreChecked) {
+  auto graph = [](const std::string& y_dtype, const std::string& type) {
+    return R"({"format": "sramplan-graph", "version": 1, "name": "cb", "dtype": "float32",
+      "tensors": [{"name": "x", "shape": [1, 3, 8, 8], "kind": "input"},
+                  {"name": "w", "shape": [4, 3, 3, 3], "kind": "constant"},
+                  {"name": "y", "shape": [1, 4, 6, 6], "kind": "output", "dtype": ")" +
+           y_dtype + R"("}],
+      "ops": [{"name": "c", "type": ")" +
+           type + R"(", "inputs": ["x", "w"], "outputs": ["y"], "attrs": {"kernel_shape": [3, 3]}}]})";
+  };
+  struct Case {
+    std::string text, needle;
+  } cases[] = {
+      {graph("bool", "Conv"), "op 'c' (Conv): output 'y' (Y) has dtype bool; Conv accepts int8, uint8, int16, float16 or float32 there"},
+      {graph("int64", "Conv"), "output 'y' (Y) has dtype int64"},
+      {graph("float32", "Slice"), "op 'c' (Slice): input 'w' (starts) has dtype float32; Slice accepts int32 or int64 there"},
+  };
+  for (const auto& c : cases) {
+    auto g = ImportNativeJson(c.text, "cb", {});
+    ASSERT_FALSE(g.ok()) << c.needle;
+    EXPECT_EQ(g.status().code(), StatusCode::kInvalidArgument);
+    EXPECT_NE(g.status().message().find(c.needle), std::string::npos) << g.status().message();
+  }
+  auto ok = ImportNativeJson(graph("float32", "Conv"), "cb", {});
+  EXPECT_TRUE(ok.ok()) << ok.status().message();
+}
+
 }  // namespace
 }  // namespace sramplan::import
