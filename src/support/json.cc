@@ -174,10 +174,11 @@ StatusOr<json> ParseJson(std::string_view text, const std::string& name, int max
   } catch (const json::out_of_range& e) {
     // Numbers that do not fit a double (1e999). nlohmann does not say where: find the token.
     std::string m = JsonExceptionText(e);
+    const std::string full = e.what();
     std::string where;
-    size_t q1 = m.find('\''), q2 = m.rfind('\'');
+    size_t q1 = full.find('\''), q2 = full.rfind('\'');
     if (q1 != std::string::npos && q2 > q1 + 1) {
-      size_t pos = text.find(std::string_view(m).substr(q1 + 1, q2 - q1 - 1));
+      size_t pos = text.find(std::string_view(full).substr(q1 + 1, q2 - q1 - 1));
       if (pos != std::string_view::npos) {
         auto [line, col] = LineColumn(text, pos);
         where = " at line " + std::to_string(line) + ", column " + std::to_string(col);

@@ -57,8 +57,8 @@ StatusOr<int64_t> ParseCapacity(const JsonRef& v) {
     bytes = *parsed;
     if (bytes <= 0) return v.Error("capacity must be positive, got " + JsonSnippet(v.json()));
   } else if (v.json().is_number()) {
-    if (JsonToInt64(v.json()) == std::optional<int64_t>(0) || (JsonToInt64(v.json()) && *JsonToInt64(v.json()) < 0))
-      return v.Error("capacity must be positive, got " + JsonSnippet(v.json()));
+    std::optional<int64_t> exact = JsonToInt64(v.json());
+    if (exact && *exact <= 0) return v.Error("capacity must be positive, got " + std::to_string(*exact));
     SP_ASSIGN_OR_RETURN(bytes, v.AsInt(1, kMaxBytes));
   } else {
     return v.Error("capacity must be a number of bytes or a string like \"128KiB\", got " + JsonSnippet(v.json()));
