@@ -133,6 +133,8 @@ std::string JsonSnippet(const json& v, size_t max_chars) {
     }
     return Cut(DumpJson(head), max_chars);
   }
+  if (v.is_string() && v.get_ref<const std::string&>().size() > max_chars)
+    return Cut(DumpJson(json(v.get_ref<const std::string&>().substr(0, max_chars))), max_chars);
   return Cut(DumpJson(v), max_chars);
 }
 
@@ -231,7 +233,10 @@ JsonRef JsonRef::operator[](size_t i) const {
 }
 
 JsonRef JsonRef::Child(std::string_view key) const {
-  return JsonRef(v_->find(key).value(), ChildPath(key));
+  static const nlohmann::json kNull;
+  if (!v_->is_object()) return JsonRef(kNull, ChildPath(key));
+  auto it = v_->find(key);
+  return JsonRef(it == v_->end() ? kNull : *it, ChildPath(key));
 }
 
 std::vector<std::pair<std::string, JsonRef>> JsonRef::Items() const {

@@ -67,7 +67,7 @@ class JsonRef {
   size_t size() const { return (v_->is_array() || v_->is_object()) ? v_->size() : 0; }
   // Array element `i` (i < size()).
   JsonRef operator[](size_t i) const;
-  // Object member `key`; only when Has(key) or when the caller checked contains().
+  // Object member `key` (a null value when this is not an object or has no such member).
   JsonRef Child(std::string_view key) const;
   // The members of an object in document order (key order for nlohmann::json), as (key, value).
   std::vector<std::pair<std::string, JsonRef>> Items() const;

@@ -64,6 +64,7 @@ TEST(CliInputs, SizesSayWhatIsWrong) {
 
 TEST(CliInputs, EndlessAndHostileFiles) {
   Expect("inspect /dev/zero", 1, "model file '/dev/zero' is neither JSON nor an ONNX model");
+  Expect("place /dev/zero --capacity 1KiB", 1, "'/dev/zero' is not a CSV text file: byte 0 is NUL");
   Expect("check-plan /dev/zero", 1, "plan '/dev/zero' is not a JSON object: it starts with 0x00");
   Expect("plan " + Chain() + " --target /dev/zero", 1, "target '/dev/zero': the file is not a JSON object");
   std::string deep = R"({"format": "sramplan-graph", "ops": )" + std::string(100000, '[') + std::string(100000, ']') + "}";

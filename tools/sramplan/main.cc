@@ -359,7 +359,16 @@ int CmdPlace(const PlaceFlags& f) {
   sp::StatusOr<int64_t> parsed = sp::ParseSize(f.capacity);
   if (!parsed.ok()) return Fail(parsed.status());
   const int64_t capacity = *parsed;
-  auto problem = sp::placement::ReadProblemCsvFile(f.file);
+  // Placement CSVs are text of at most 256 MiB (MiniMalloc's largest instances are a few MB); a NUL
+  // byte in the first 4 KiB (a binary, /dev/zero) refuses the file at once.
+  std::string text;
+  sp::Status read = sp::ReadFileBounded(f.file, int64_t{256} << 20, &text, [&](std::string_view head, int64_t*) {
+    size_t nul = head.find('\0');
+    if (nul == std::string_view::npos) return sp::Status::Ok();
+    return sp::InvalidArgument("'" + f.file + "' is not a CSV text file: byte " + std::to_string(nul) + " is NUL");
+  });
+  if (!read.ok()) return Fail(read);
+  auto problem = sp::placement::ParseProblemCsv(text, f.file);
   if (!problem.ok()) return Fail(problem.status());
   sp::placement::OptimalOptions o;
   o.time_limit_s = f.time_limit_s;
