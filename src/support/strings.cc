@@ -109,11 +109,12 @@ Status ReadFileBounded(const std::string& path, int64_t max_bytes, std::string* 
   struct stat st;
   if (stat(path.c_str(), &st) != 0) return NotFound("cannot open '" + path + "': " + std::strerror(errno));
   if (S_ISDIR(st.st_mode)) return NotFound("'" + path + "' is a directory, expected a file");
-  std::string limit_text =
-      std::to_string(max_bytes) + " bytes" + (max_bytes >= 1024 ? " (" + HumanBytes(max_bytes) + ")" : "");
+  auto limit_text = [&] {
+    return std::to_string(max_bytes) + " bytes" + (max_bytes >= 1024 ? " (" + HumanBytes(max_bytes) + ")" : "");
+  };
   if (S_ISREG(st.st_mode) && st.st_size > max_bytes)
     return InvalidArgument("'" + path + "' is " + std::to_string(static_cast<long long>(st.st_size)) +
-                           " bytes; sramplan reads at most " + limit_text + " from one file of this kind");
+                           " bytes; sramplan reads at most " + limit_text() + " from one file of this kind");
   std::FILE* f = std::fopen(path.c_str(), "rb");
   if (!f) return NotFound("cannot open '" + path + "': " + std::strerror(errno));
   if (S_ISREG(st.st_mode)) out->reserve(static_cast<size_t>(st.st_size));
@@ -140,10 +141,7 @@ Status ReadFileBounded(const std::string& path, int64_t max_bytes, std::string* 
       int64_t limit = max_bytes;
       result = check_head(*out, &limit);
       if (!result.ok()) break;
-      if (limit < max_bytes) {
-        max_bytes = limit;
-        limit_text = std::to_string(max_bytes) + " bytes" + (max_bytes >= 1024 ? " (" + HumanBytes(max_bytes) + ")" : "");
-      }
+      max_bytes = std::min(max_bytes, limit);
     }
     if (eof) break;
   }
@@ -155,7 +153,7 @@ Status ReadFileBounded(const std::string& path, int64_t max_bytes, std::string* 
   if (static_cast<int64_t>(out->size()) > max_bytes) {
     out->clear();
     out->shrink_to_fit();
-    return InvalidArgument("'" + path + "' is larger than " + limit_text +
+    return InvalidArgument("'" + path + "' is larger than " + limit_text() +
                            ", the most sramplan reads from one file of this kind (stopped reading there)");
   }
   return Status::Ok();

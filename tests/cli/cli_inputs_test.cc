@@ -38,7 +38,11 @@ TEST(CliInputs, TimeLimitIsValidatedTheSameForEveryVerb) {
   std::string csv = Q(WriteTempFile("inputs_place.csv", "id,lower,upper,size\n1,0,2,10\n"));
   for (const char* bad : {"-1", "nan", "inf", "0", "1e9", "soon"}) {
     const std::string v = std::string("--time-limit ") + bad;
-    Expect("plan " + Chain() + " --target sram:64KiB --strategy cosma --budget min " + v, 1, "'" + std::string(bad) + "' " + msg);
+    std::string quoted_msg = "'";
+    quoted_msg += bad;
+    quoted_msg += "' ";
+    quoted_msg += msg;
+    Expect("plan " + Chain() + " --target sram:64KiB --strategy cosma --budget min " + v, 1, quoted_msg);
     Expect("verify " + Chain() + " --target sram:64KiB --strategy cosma --budget min " + v, 1, msg);
     Expect("place " + csv + " --capacity 64 " + v, 1, msg);
   }
