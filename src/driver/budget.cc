@@ -171,10 +171,15 @@ StatusOr<plan::Plan> RunBudgetStrategy(const ir::Graph& g, const target::Target&
     if (!ParseByteSize(options.budget, &budget) || budget <= 0)
       return InvalidArgument("--budget '" + options.budget + "' is not a byte size (e.g. 256KiB, 65536) or one of min, mpmf, avg");
   }
+  const int64_t requested = budget;
   budget = budget / align * align;
   prob.budget = budget;
   if (budget < m_min)
-    return OutOfMemory("the budget of " + std::to_string(budget) + " bytes is below M_min = " + std::to_string(m_min) +
+    return OutOfMemory("the budget of " + std::to_string(requested) + " bytes" +
+                       (budget != requested ? " (" + std::to_string(budget) + " after rounding down to the " +
+                                                  std::to_string(align) + "-byte alignment)"
+                                            : std::string()) +
+                       " is below M_min = " + std::to_string(m_min) +
                        " bytes, the largest working set of one op (" +
                        [&] {
                          for (const auto& op : prob.ops) {

@@ -1,17 +1,43 @@
 #include "import/import.h"
 
 #include <cctype>
+#include <cstdio>
 
 #include "import/json_util.h"
 #include "support/strings.h"
 
 namespace sramplan::import {
 
+// JSON models (native graphs, MCUNet configs) are read up to 256 MiB: a 100,000-op graph is ~40 MB.
+constexpr int64_t kMaxJsonModelBytes = int64_t{256} << 20;
+
 StatusOr<ir::Graph> ImportModel(const std::string& path, const ImportOptions& options) {
   if (options.batch < 1 || options.batch > 65536)
     return InvalidArgument("--batch must be between 1 and 65536");
-  std::string bytes, error;
-  if (!ReadFileToString(path, &bytes, &error)) return NotFound(error);
+  // Read at most 2 GiB (ONNX's limit), and refuse at once a stream whose first bytes can be neither
+  // JSON nor an ONNX protobuf (/dev/zero, a binary that is not a model).
+  std::string bytes;
+  auto check_head = [&](std::string_view head, int64_t* max_bytes) -> Status {
+    size_t k = 0;
+    while (k < head.size() && std::isspace(static_cast<unsigned char>(head[k]))) ++k;
+    if (k == head.size()) return Status::Ok();
+    if (head[k] == '{') {
+      *max_bytes = kMaxJsonModelBytes;
+      return Status::Ok();
+    }
+    // A protobuf message starts with a field tag: field number >= 1 and wire type 0, 1, 2 or 5.
+    const unsigned char tag = static_cast<unsigned char>(head[0]);
+    const int wire = tag & 7;
+    if ((tag >> 3) == 0 || (wire != 0 && wire != 1 && wire != 2 && wire != 5)) {
+      char hex[8];
+      std::snprintf(hex, sizeof hex, "0x%02x", tag);
+      return InvalidArgument("model file '" + path + "' is neither JSON nor an ONNX model: it starts with byte " +
+                             hex + ", which cannot begin a protobuf message");
+    }
+    return Status::Ok();
+  };
+  Status read = ReadFileBounded(path, kMaxFileBytes, &bytes, check_head);
+  if (!read.ok()) return read;
   if (bytes.empty()) return InvalidArgument("model file '" + path + "' is empty");
   size_t i = 0;
   while (i < bytes.size() && std::isspace(static_cast<unsigned char>(bytes[i]))) ++i;

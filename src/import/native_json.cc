@@ -1,9 +1,12 @@
 // Native JSON graph format: docs/graph-format.md.
+#include <limits>
+#include <optional>
 #include <set>
 
 #include "import/import.h"
 #include "import/json_util.h"
 #include "ir/shape_inference.h"
+#include "support/int_math.h"
 #include "support/strings.h"
 
 namespace sramplan::import {
@@ -12,7 +15,11 @@ namespace {
 using nlohmann::json;
 
 StatusOr<ir::AttrValue> ToAttr(const json& v, const std::string& where) {
-  if (v.is_number_integer()) return ir::AttrValue(v.get<int64_t>());
+  if (v.is_number_integer()) {
+    std::optional<int64_t> x = JsonToInt64(v);
+    if (!x) return InvalidArgument(where + ": " + JsonSnippet(v) + " does not fit a 64-bit integer");
+    return ir::AttrValue(*x);
+  }
   if (v.is_number()) return ir::AttrValue(v.get<double>());
   if (v.is_boolean()) return ir::AttrValue(static_cast<int64_t>(v.get<bool>()));
   if (v.is_string()) return ir::AttrValue(v.get<std::string>());
@@ -22,10 +29,18 @@ StatusOr<ir::AttrValue> ToAttr(const json& v, const std::string& where) {
       if (!e.is_number()) return InvalidArgument(where + ": lists may hold numbers only");
       if (!e.is_number_integer()) all_int = false;
     }
-    if (all_int) return ir::AttrValue(v.get<std::vector<int64_t>>());
+    if (all_int) {
+      std::vector<int64_t> ints;
+      for (const auto& e : v) {
+        std::optional<int64_t> x = JsonToInt64(e);
+        if (!x) return InvalidArgument(where + ": " + JsonSnippet(e) + " does not fit a 64-bit integer");
+        ints.push_back(*x);
+      }
+      return ir::AttrValue(std::move(ints));
+    }
     return ir::AttrValue(v.get<std::vector<double>>());
   }
-  return InvalidArgument(where + ": unsupported attribute value " + v.dump());
+  return InvalidArgument(where + ": unsupported attribute value " + JsonSnippet(v));
 }
 
 StatusOr<ir::QuantParams> ParseQuant(const json& q, const std::string& where) {
@@ -34,15 +49,18 @@ StatusOr<ir::QuantParams> ParseQuant(const json& q, const std::string& where) {
   if (!q.contains("scale") || !q["scale"].is_array() || q["scale"].empty())
     return InvalidArgument(where + ": 'scale' must be a non-empty list of numbers");
   for (const auto& s : q["scale"]) {
-    if (!s.is_number() || s.get<double>() <= 0)
-      return InvalidArgument(where + ": every scale must be a positive number");
+    if (!s.is_number() || !(s.get<double>() > 0) || s.get<double>() > std::numeric_limits<float>::max())
+      return InvalidArgument(where + ": every scale must be a positive number that fits a float, got " +
+                             JsonSnippet(s));
     p.scale.push_back(s.get<float>());
   }
   if (q.contains("zero_point")) {
     if (!q["zero_point"].is_array()) return InvalidArgument(where + ": 'zero_point' must be a list");
     for (const auto& z : q["zero_point"]) {
-      if (!z.is_number_integer()) return InvalidArgument(where + ": zero points must be integers");
-      p.zero_point.push_back(z.get<int32_t>());
+      std::optional<int64_t> zp = JsonToInt64(z);
+      if (!zp || *zp < INT32_MIN || *zp > INT32_MAX)
+        return InvalidArgument(where + ": zero points must be 32-bit integers, got " + JsonSnippet(z));
+      p.zero_point.push_back(static_cast<int32_t>(*zp));
     }
   } else {
     p.zero_point.assign(p.scale.size(), 0);
@@ -50,6 +68,8 @@ StatusOr<ir::QuantParams> ParseQuant(const json& q, const std::string& where) {
   if (p.zero_point.size() != p.scale.size())
     return InvalidArgument(where + ": 'scale' and 'zero_point' must have the same length");
   SP_ASSIGN_OR_RETURN(int64_t axis, GetIntOr(q, "axis", 0, where));
+  if (axis < -ir::kMaxRank || axis >= ir::kMaxRank)
+    return InvalidArgument(where + ": axis " + std::to_string(axis) + " is out of range");
   p.axis = static_cast<int>(axis);
   return p;
 }
@@ -178,10 +198,15 @@ static StatusOr<ir::Graph> ImportNativeJsonImpl(const std::string& text, const s
         if (s[k] == 0 && k < x.size()) s[k] = x[k];
         if (s[k] == -1) infer = static_cast<int64_t>(k);
         else if (s[k] <= 0) return InvalidArgument(ow + ": bad 'shape' attribute");
-        else known *= s[k];
+        else if (auto m = CheckedMul(known, s[k])) known = *m;
+        else return InvalidArgument(ow + ": 'shape' has too many elements (overflow)");
       }
       int64_t numel = 1;
-      for (int64_t d : x) numel *= d;
+      for (int64_t d : x) {
+        auto m = CheckedMul(numel, d);
+        if (!m) return InvalidArgument(ow + ": the input has too many elements (overflow); check its dimensions");
+        numel = *m;
+      }
       if (infer >= 0) {
         if (numel % known != 0) return InvalidArgument(ow + ": 'shape' does not divide the input");
         s[infer] = numel / known;

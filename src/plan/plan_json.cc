@@ -1,6 +1,10 @@
+#include <limits>
 #include <nlohmann/json.hpp>
 
 #include "plan/plan.h"
+#include "plan/plan_json.h"
+#include "support/int_math.h"
+#include "support/json.h"
 
 namespace sramplan::plan {
 namespace {
@@ -83,94 +87,218 @@ std::string PlanToJson(const Plan& p) {
                   {"inplace_saved_bytes", m.inplace_saved_bytes},
                   {"energy_pj", m.energy_pj}};
   j["notes"] = p.notes;
-  return j.dump(1);
+  return j.dump(1, ' ', false, ordered::error_handler_t::replace);
 }
 
-static StatusOr<Plan> PlanFromJsonImpl(const std::string& text) {
-  json j = json::parse(text);
+namespace {
+
+// Ranges of the integer fields: byte counts and offsets within kMaxBytes (2^50); step indices are
+// ints; batch and schema_version are positive ints.
+constexpr int64_t kStepMax = kInt32Max;
+
+StatusOr<Plan> ReadPlan(const JsonRef& j) {
+  SP_RETURN_IF_ERROR(j.ExpectObject());
   Plan p;
-  p.schema_version = j.at("schema_version").get<int>();
-  if (p.schema_version != kSchemaVersion)
-    return InvalidArgument("plan schema_version " + std::to_string(p.schema_version) +
-                           " is not supported (this sramplan reads " + std::to_string(kSchemaVersion) + ")");
-  p.model = j.at("model").get<std::string>();
-  p.target = j.at("target").get<std::string>();
-  p.strategy = j.at("strategy").get<std::string>();
-  p.schedule = j.value("schedule", "model");
-  p.dtype = j.value("dtype", "");
-  p.batch = j.value("batch", int64_t{1});
-  p.arena_level = j.value("arena_level", "");
-  for (const auto& l : j.at("levels"))
-    p.levels.push_back({l.at("name"), l.at("kind"), l.at("capacity"), l.value("used_bytes", int64_t{0}),
-                        l.value("lower_bound_bytes", int64_t{0}), l.value("holds_activations", false)});
-  for (const auto& s : j.at("steps")) {
+  SP_ASSIGN_OR_RETURN(int64_t version, j.Int("schema_version", 0, kInt32Max));
+  if (version != kSchemaVersion)
+    return j.Child("schema_version").Error("version " + std::to_string(version) +
+                                           " is not supported (this sramplan reads " +
+                                           std::to_string(kSchemaVersion) + ")");
+  p.schema_version = static_cast<int>(version);
+  SP_ASSIGN_OR_RETURN(p.model, j.String("model"));
+  SP_ASSIGN_OR_RETURN(p.target, j.String("target"));
+  SP_ASSIGN_OR_RETURN(p.strategy, j.String("strategy"));
+  SP_ASSIGN_OR_RETURN(p.schedule, j.StringOr("schedule", "model"));
+  SP_ASSIGN_OR_RETURN(p.dtype, j.StringOr("dtype", ""));
+  SP_ASSIGN_OR_RETURN(p.batch, j.IntOr("batch", 1, 1, kInt32Max));
+  SP_ASSIGN_OR_RETURN(p.arena_level, j.StringOr("arena_level", ""));
+
+  SP_ASSIGN_OR_RETURN(JsonRef levels, j.Array("levels"));
+  for (size_t i = 0; i < levels.size(); ++i) {
+    const JsonRef l = levels[i];
+    SP_RETURN_IF_ERROR(l.ExpectObject());
+    Level lv;
+    SP_ASSIGN_OR_RETURN(lv.name, l.String("name"));
+    SP_ASSIGN_OR_RETURN(lv.kind, l.String("kind"));
+    SP_ASSIGN_OR_RETURN(lv.capacity, l.Int("capacity", 0, kMaxBytes));
+    SP_ASSIGN_OR_RETURN(lv.used_bytes, l.IntOr("used_bytes", 0, 0, kMaxBytes));
+    SP_ASSIGN_OR_RETURN(lv.lower_bound_bytes, l.IntOr("lower_bound_bytes", 0, 0, kMaxBytes));
+    SP_ASSIGN_OR_RETURN(lv.holds_activations, l.BoolOr("holds_activations", false));
+    p.levels.push_back(std::move(lv));
+  }
+
+  SP_ASSIGN_OR_RETURN(JsonRef steps, j.Array("steps"));
+  p.steps.reserve(steps.size());
+  for (size_t i = 0; i < steps.size(); ++i) {
+    const JsonRef s = steps[i];
+    SP_RETURN_IF_ERROR(s.ExpectObject());
     Step st;
-    st.index = s.at("index");
-    for (const auto& o : s.at("ops")) {
-      StepOp so{o.at("name"), o.at("type"), o.at("inputs").get<std::vector<std::string>>(),
-                o.at("outputs").get<std::vector<std::string>>(), {}};
-      if (o.contains("attrs"))
-        for (const auto& [k, v] : o.at("attrs").items()) so.attrs[k] = v.get<std::vector<int64_t>>();
+    SP_ASSIGN_OR_RETURN(int64_t index, s.Int("index", 0, kStepMax));
+    st.index = static_cast<int>(index);
+    SP_ASSIGN_OR_RETURN(JsonRef ops, s.Array("ops"));
+    for (size_t k = 0; k < ops.size(); ++k) {
+      const JsonRef o = ops[k];
+      SP_RETURN_IF_ERROR(o.ExpectObject());
+      StepOp so;
+      SP_ASSIGN_OR_RETURN(so.name, o.String("name"));
+      SP_ASSIGN_OR_RETURN(so.type, o.String("type"));
+      SP_ASSIGN_OR_RETURN(so.inputs, o.StringList("inputs"));
+      SP_ASSIGN_OR_RETURN(so.outputs, o.StringList("outputs"));
+      if (o.Has("attrs")) {
+        SP_ASSIGN_OR_RETURN(JsonRef attrs, o.Object("attrs"));
+        for (const auto& [key, value] : attrs.Items()) {
+          SP_ASSIGN_OR_RETURN(so.attrs[key], value.AsIntList(-kMaxBytes, kMaxBytes));
+        }
+      }
       st.ops.push_back(std::move(so));
     }
     p.steps.push_back(std::move(st));
   }
-  for (const auto& t : j.at("tensors")) {
+
+  SP_ASSIGN_OR_RETURN(JsonRef tensors, j.Array("tensors"));
+  p.tensors.reserve(tensors.size());
+  for (size_t i = 0; i < tensors.size(); ++i) {
+    const JsonRef t = tensors[i];
+    SP_RETURN_IF_ERROR(t.ExpectObject());
     Tensor te;
-    te.name = t.at("name");
-    te.bytes = t.at("bytes");
-    te.kind = t.at("kind");
-    te.dtype = t.value("dtype", "");
-    te.shape = t.value("shape", std::vector<int64_t>{});
-    if (t.contains("producer") && t["producer"].is_string()) te.producer = t["producer"];
-    te.consumers = t.value("consumers", std::vector<std::string>{});
-    te.alias_of = t.value("alias_of", "");
+    SP_ASSIGN_OR_RETURN(te.name, t.String("name"));
+    SP_ASSIGN_OR_RETURN(te.bytes, t.Int("bytes", 0, kMaxBytes));
+    SP_ASSIGN_OR_RETURN(te.kind, t.String("kind"));
+    SP_ASSIGN_OR_RETURN(te.dtype, t.StringOr("dtype", ""));
+    SP_ASSIGN_OR_RETURN(te.shape, t.IntListOr("shape", 0, kMaxBytes));
+    SP_ASSIGN_OR_RETURN(te.producer, t.StringOr("producer", ""));  // null: a graph input or constant
+    SP_ASSIGN_OR_RETURN(te.consumers, t.StringListOr("consumers"));
+    SP_ASSIGN_OR_RETURN(te.alias_of, t.StringOr("alias_of", ""));
     p.tensors.push_back(std::move(te));
   }
-  for (const auto& b : j.at("buffers")) {
+
+  SP_ASSIGN_OR_RETURN(JsonRef buffers, j.Array("buffers"));
+  p.buffers.reserve(buffers.size());
+  for (size_t i = 0; i < buffers.size(); ++i) {
+    const JsonRef b = buffers[i];
+    SP_RETURN_IF_ERROR(b.ExpectObject());
     Buffer bu;
-    bu.tensor = b.at("tensor");
-    bu.level = b.at("level");
-    bu.offset = b.at("offset");
-    bu.bytes = b.at("bytes");
-    bu.first_step = b.at("first_step");
-    bu.last_step = b.at("last_step");
-    if (b.contains("overlaps"))
-      for (const auto& o : b["overlaps"]) bu.overlaps.push_back({o.at("tensor"), o.at("reason"), o.value("shift", int64_t{0})});
+    SP_ASSIGN_OR_RETURN(bu.tensor, b.String("tensor"));
+    SP_ASSIGN_OR_RETURN(bu.level, b.String("level"));
+    SP_ASSIGN_OR_RETURN(bu.offset, b.Int("offset", 0, kMaxBytes));
+    SP_ASSIGN_OR_RETURN(bu.bytes, b.Int("bytes", 0, kMaxBytes));
+    SP_ASSIGN_OR_RETURN(int64_t first, b.Int("first_step", 0, kStepMax));
+    SP_ASSIGN_OR_RETURN(int64_t last, b.Int("last_step", 0, kStepMax));
+    bu.first_step = static_cast<int>(first);
+    bu.last_step = static_cast<int>(last);
+    if (b.Has("overlaps")) {
+      SP_ASSIGN_OR_RETURN(JsonRef overlaps, b.Array("overlaps"));
+      for (size_t k = 0; k < overlaps.size(); ++k) {
+        const JsonRef o = overlaps[k];
+        SP_RETURN_IF_ERROR(o.ExpectObject());
+        Overlap ov;
+        SP_ASSIGN_OR_RETURN(ov.tensor, o.String("tensor"));
+        SP_ASSIGN_OR_RETURN(ov.reason, o.String("reason"));
+        SP_ASSIGN_OR_RETURN(ov.shift, o.IntOr("shift", 0, -kMaxBytes, kMaxBytes));
+        bu.overlaps.push_back(std::move(ov));
+      }
+    }
     p.buffers.push_back(std::move(bu));
   }
-  if (j.contains("transfers"))
-    for (const auto& t : j["transfers"])
-      p.transfers.push_back({t.at("step"), t.at("kind"), t.at("tensor"), t.at("bytes"), t.at("from"), t.at("to")});
-  if (j.contains("pools"))
-    for (const auto& q : j["pools"]) p.pools.push_back({q.at("level"), q.at("bytes"), q.value("segment_bytes", int64_t{1})});
-  if (j.contains("metrics")) {
-    const auto& m = j["metrics"];
-    p.metrics.fits = m.value("fits", false);
-    if (m.contains("peak_bytes"))
-      for (auto it = m["peak_bytes"].begin(); it != m["peak_bytes"].end(); ++it)
-        p.metrics.peak_bytes[it.key()] = it.value().get<int64_t>();
-    p.metrics.arena_bytes = m.value("arena_bytes", int64_t{0});
-    p.metrics.lower_bound_bytes = m.value("lower_bound_bytes", int64_t{0});
-    p.metrics.overhead_pct = m.value("overhead_pct", 0.0);
-    p.metrics.offchip_read_bytes = m.value("offchip_read_bytes", int64_t{0});
-    p.metrics.offchip_write_bytes = m.value("offchip_write_bytes", int64_t{0});
-    p.metrics.noncompulsory_read_bytes = m.value("noncompulsory_read_bytes", int64_t{0});
-    p.metrics.noncompulsory_write_bytes = m.value("noncompulsory_write_bytes", int64_t{0});
-    p.metrics.inplace_saved_bytes = m.value("inplace_saved_bytes", int64_t{0});
-    p.metrics.budget_bytes = m.value("budget_bytes", int64_t{0});
-    p.metrics.energy_pj = m.value("energy_pj", 0.0);
+
+  if (j.Has("transfers")) {
+    SP_ASSIGN_OR_RETURN(JsonRef transfers, j.Array("transfers"));
+    for (size_t i = 0; i < transfers.size(); ++i) {
+      const JsonRef t = transfers[i];
+      SP_RETURN_IF_ERROR(t.ExpectObject());
+      Transfer tr;
+      SP_ASSIGN_OR_RETURN(int64_t step, t.Int("step", 0, kStepMax));
+      tr.step = static_cast<int>(step);
+      SP_ASSIGN_OR_RETURN(tr.kind, t.String("kind"));
+      SP_ASSIGN_OR_RETURN(tr.tensor, t.String("tensor"));
+      SP_ASSIGN_OR_RETURN(tr.bytes, t.Int("bytes", 0, kMaxBytes));
+      SP_ASSIGN_OR_RETURN(tr.from, t.String("from"));
+      SP_ASSIGN_OR_RETURN(tr.to, t.String("to"));
+      p.transfers.push_back(std::move(tr));
+    }
   }
-  if (j.contains("notes")) p.notes = j["notes"].get<std::vector<std::string>>();
+  if (j.Has("pools")) {
+    SP_ASSIGN_OR_RETURN(JsonRef pools, j.Array("pools"));
+    for (size_t i = 0; i < pools.size(); ++i) {
+      const JsonRef q = pools[i];
+      SP_RETURN_IF_ERROR(q.ExpectObject());
+      Pool pool;
+      SP_ASSIGN_OR_RETURN(pool.level, q.String("level"));
+      SP_ASSIGN_OR_RETURN(pool.bytes, q.Int("bytes", 0, kMaxBytes));
+      SP_ASSIGN_OR_RETURN(pool.segment_bytes, q.IntOr("segment_bytes", 1, 0, kMaxBytes));
+      p.pools.push_back(std::move(pool));
+    }
+  }
+  if (j.Has("metrics")) {
+    SP_ASSIGN_OR_RETURN(JsonRef m, j.Object("metrics"));
+    Metrics& mt = p.metrics;
+    const double kAny = std::numeric_limits<double>::max();
+    SP_ASSIGN_OR_RETURN(mt.fits, m.BoolOr("fits", false));
+    if (m.Has("peak_bytes")) {
+      SP_ASSIGN_OR_RETURN(JsonRef peaks, m.Object("peak_bytes"));
+      for (const auto& [key, value] : peaks.Items()) {
+        SP_ASSIGN_OR_RETURN(mt.peak_bytes[key], value.AsInt(0, kMaxBytes));
+      }
+    }
+    SP_ASSIGN_OR_RETURN(mt.arena_bytes, m.IntOr("arena_bytes", 0, 0, kMaxBytes));
+    SP_ASSIGN_OR_RETURN(mt.lower_bound_bytes, m.IntOr("lower_bound_bytes", 0, 0, kMaxBytes));
+    SP_ASSIGN_OR_RETURN(mt.overhead_pct, m.NumberOr("overhead_pct", 0.0, -kAny, kAny));
+    SP_ASSIGN_OR_RETURN(mt.offchip_read_bytes, m.IntOr("offchip_read_bytes", 0, 0, kMaxBytes));
+    SP_ASSIGN_OR_RETURN(mt.offchip_write_bytes, m.IntOr("offchip_write_bytes", 0, 0, kMaxBytes));
+    SP_ASSIGN_OR_RETURN(mt.noncompulsory_read_bytes, m.IntOr("noncompulsory_read_bytes", 0, 0, kMaxBytes));
+    SP_ASSIGN_OR_RETURN(mt.noncompulsory_write_bytes, m.IntOr("noncompulsory_write_bytes", 0, 0, kMaxBytes));
+    SP_ASSIGN_OR_RETURN(mt.inplace_saved_bytes, m.IntOr("inplace_saved_bytes", 0, -kMaxBytes, kMaxBytes));
+    SP_ASSIGN_OR_RETURN(mt.budget_bytes, m.IntOr("budget_bytes", 0, 0, kMaxBytes));
+    SP_ASSIGN_OR_RETURN(mt.energy_pj, m.NumberOr("energy_pj", 0.0, -kAny, kAny));
+  }
+  SP_ASSIGN_OR_RETURN(p.notes, j.StringListOr("notes"));
   return p;
 }
 
+}  // namespace
+
+std::string PlansToJson(const std::vector<Plan>& plans) {
+  std::string text = "{\"schema_version\": " + std::to_string(kSchemaVersion) + ", \"plans\": [\n";
+  for (size_t i = 0; i < plans.size(); ++i) text += (i ? ",\n" : "") + PlanToJson(plans[i]);
+  text += "\n]}";
+  return text;
+}
+
+StatusOr<std::vector<Plan>> PlansFromJson(const std::string& text, bool* multi) {
+  return GuardJson<std::vector<Plan>>("plan", [&]() -> StatusOr<std::vector<Plan>> {
+    SP_ASSIGN_OR_RETURN(json doc, ParseJson(text, "the plan file"));
+    const JsonRef j(doc);
+    SP_RETURN_IF_ERROR(j.ExpectObject());
+    std::vector<Plan> plans;
+    if (multi) *multi = j.Has("plans");
+    if (!j.Has("plans")) {
+      SP_ASSIGN_OR_RETURN(Plan p, ReadPlan(j));
+      plans.push_back(std::move(p));
+      return plans;
+    }
+    // Several plans (plan --strategy all --json).
+    SP_ASSIGN_OR_RETURN(int64_t version, j.Int("schema_version", 0, kInt32Max));
+    if (version != kSchemaVersion)
+      return j.Child("schema_version").Error("version " + std::to_string(version) +
+                                             " is not supported (this sramplan reads " +
+                                             std::to_string(kSchemaVersion) + ")");
+    SP_ASSIGN_OR_RETURN(JsonRef list, j.Array("plans"));
+    if (list.size() == 0) return list.Error("holds no plans");
+    for (size_t i = 0; i < list.size(); ++i) {
+      SP_ASSIGN_OR_RETURN(Plan p, ReadPlan(list[i]));
+      plans.push_back(std::move(p));
+    }
+    return plans;
+  });
+}
+
 StatusOr<Plan> PlanFromJson(const std::string& text) {
-  try {
-    return PlanFromJsonImpl(text);
-  } catch (const json::exception& e) {
-    return InvalidArgument(std::string("plan JSON is malformed: ") + e.what());
-  }
+  bool multi = false;
+  SP_ASSIGN_OR_RETURN(std::vector<Plan> plans, PlansFromJson(text, &multi));
+  if (multi && plans.size() != 1)
+    return InvalidArgument("the plan file holds " + std::to_string(plans.size()) +
+                           " plans (written by plan --strategy all); read one plan at a time");
+  return std::move(plans[0]);
 }
 
 }  // namespace sramplan::plan

@@ -4,7 +4,10 @@
 #include <cmath>
 #include <nlohmann/json.hpp>
 
+#include <sys/stat.h>
+
 #include "support/int_math.h"
+#include "support/json.h"
 #include "support/strings.h"
 
 namespace sramplan::target {
@@ -36,29 +39,30 @@ constexpr EnergyRow kTable3[] = {
     {1024, {36.32, 32.81, 28.88, 25.22}}};
 constexpr double kDramPjPer16b = 320.0;
 
-StatusOr<json> ParseJsonText(const std::string& text, const std::string& name) {
-  try {
-    return json::parse(text);
-  } catch (const json::parse_error& e) {
-    return InvalidArgument("target '" + name + "' is not valid JSON (byte " +
-                           std::to_string(e.byte) + ")");
-  }
-}
+// Largest target file read: targets are a few KiB.
+constexpr int64_t kMaxTargetFileBytes = int64_t{16} << 20;
+// Largest number of PEs per row or column, and of MACs per cycle.
+constexpr int64_t kMaxComputeValue = kInt32Max;
+constexpr int64_t kMaxMacsPerCycle = int64_t{1} << 62;
+// Largest bandwidth and energy figures accepted (far above any real memory).
+constexpr double kMaxBandwidth = 1e12;
+constexpr double kMaxEnergyPj = 1e9;
 
-StatusOr<int64_t> ParseCapacity(const json& v, const std::string& where) {
+// A capacity: an integer number of bytes or a size string ("128KiB", "1.5MiB").
+StatusOr<int64_t> ParseCapacity(const JsonRef& v) {
   int64_t bytes = 0;
-  if (v.is_number_integer()) {
-    bytes = v.get<int64_t>();
-  } else if (v.is_string()) {
-    if (!ParseByteSize(v.get<std::string>(), &bytes))
-      return InvalidArgument(where + ": capacity '" + v.get<std::string>() +
-                             "' is not a size (use e.g. 131072, \"128KiB\", \"1MiB\")");
+  if (v.json().is_string()) {
+    StatusOr<int64_t> parsed = ParseSize(v.json().get<std::string>());
+    if (!parsed.ok()) return v.Error(parsed.status().message());
+    bytes = *parsed;
+    if (bytes <= 0) return v.Error("capacity must be positive, got " + JsonSnippet(v.json()));
+  } else if (v.json().is_number()) {
+    std::optional<int64_t> exact = JsonToInt64(v.json());
+    if (exact && *exact <= 0) return v.Error("capacity must be positive, got " + std::to_string(*exact));
+    SP_ASSIGN_OR_RETURN(bytes, v.AsInt(1, kMaxBytes));
   } else {
-    return InvalidArgument(where + ": capacity must be a number of bytes or a string like \"128KiB\"");
+    return v.Error("capacity must be a number of bytes or a string like \"128KiB\", got " + JsonSnippet(v.json()));
   }
-  if (bytes <= 0)
-    return InvalidArgument(where + ": capacity must be positive (got " + std::to_string(bytes) + ")");
-  if (bytes > kMaxBytes) return InvalidArgument(where + ": capacity is too large");
   return bytes;
 }
 
@@ -100,11 +104,16 @@ StatusOr<json> LoadJsonSpec(const std::string& spec, const std::string& base_dir
   std::string path = spec;
   if (!path.empty() && path[0] != '/' && !base_dir.empty()) {
     std::string candidate = base_dir + "/" + path;
-    std::string dummy, err;
-    if (ReadFileToString(candidate, &dummy, &err)) path = candidate;
+    struct stat st;
+    if (stat(candidate.c_str(), &st) == 0 && !S_ISDIR(st.st_mode)) path = candidate;
   }
-  std::string text, error;
-  if (!ReadFileToString(path, &text, &error)) {
+  std::string text;
+  Status read = ReadFileBounded(path, kMaxTargetFileBytes, &text, [&](std::string_view head, int64_t*) {
+    return CheckJsonObjectHead(head, "the file");
+  });
+  if (read.code() == StatusCode::kInvalidArgument) return read.WithContext("target '" + spec + "'");
+  if (!read.ok()) {
+    const std::string error = read.message();
     std::string names;
     for (const auto& [pname, ptext] : BundledPresets()) names += (names.empty() ? "" : ", ") + pname;
     return NotFound("unknown target '" + spec + "': not a preset (" + names +
@@ -117,11 +126,12 @@ StatusOr<json> LoadJsonSpec(const std::string& spec, const std::string& base_dir
 StatusOr<json> Resolve(const std::string& text, const std::string& name, const std::string& base_dir,
                        int depth) {
   if (depth > 8) return InvalidArgument("target '" + name + "': 'inherit' chain is too deep (cycle?)");
-  SP_ASSIGN_OR_RETURN(json j, ParseJsonText(text, name));
-  if (!j.is_object()) return InvalidArgument("target '" + name + "' must be a JSON object");
+  SP_ASSIGN_OR_RETURN(json j, ParseJson(text, "target '" + name + "'"));
+  if (!j.is_object()) return InvalidArgument("target '" + name + "' must be a JSON object, got " + JsonSnippet(j));
   if (j.contains("inherit")) {
     if (!j["inherit"].is_string())
-      return InvalidArgument("target '" + name + "': 'inherit' must be a preset name or a file path");
+      return InvalidArgument("target '" + name + "': inherit: must be a preset name or a file path, got " +
+                             JsonSnippet(j["inherit"]));
     SP_ASSIGN_OR_RETURN(json base, LoadJsonSpec(j["inherit"].get<std::string>(), base_dir, depth + 1));
     base.erase("name");
     base.erase("description");
@@ -130,44 +140,41 @@ StatusOr<json> Resolve(const std::string& text, const std::string& name, const s
   return j;
 }
 
-StatusOr<Target> FromJson(const json& j, const std::string& name) {
+StatusOr<Target> FromJsonImpl(const json& doc, const std::string& name, std::string* shown_name) {
+  const JsonRef j(doc);
   Target t;
-  t.name = j.value("name", name);
-  if (j.contains("description") && j["description"].is_string()) t.description = j["description"];
-  if (j.contains("alignment")) {
-    if (!j["alignment"].is_number_integer() || j["alignment"].get<int64_t>() < 1 ||
-        j["alignment"].get<int64_t>() > 4096)
-      return InvalidArgument("target '" + t.name + "': alignment must be an integer in 1..4096");
-    t.alignment = j["alignment"].get<int64_t>();
-  }
-  if (!j.contains("levels") || !j["levels"].is_array() || j["levels"].empty())
-    return InvalidArgument("target '" + t.name + "' needs a non-empty 'levels' list");
+  SP_RETURN_IF_ERROR(j.ExpectObject());
+  SP_ASSIGN_OR_RETURN(t.name, j.StringOr("name", name));
+  *shown_name = t.name;
+  if (j.Has("description") && j.Child("description").is_string()) t.description = doc["description"];
+  SP_ASSIGN_OR_RETURN(t.alignment, j.IntOr("alignment", t.alignment, 1, 4096));
+  SP_ASSIGN_OR_RETURN(JsonRef levels, j.Array("levels"));
+  if (levels.size() == 0) return levels.Error("must be a non-empty list of memory levels");
   int word_bits = 8;
-  if (j.contains("compute") && j["compute"].is_object()) {
-    const json& c = j["compute"];
-    t.compute.pe_rows = c.value("pe_rows", 1);
-    t.compute.pe_cols = c.value("pe_cols", 1);
-    t.compute.macs_per_cycle = c.value("macs_per_cycle", t.compute.pe_rows * t.compute.pe_cols);
-    t.compute.word_bits = c.value("word_bits", 8);
-    t.compute.clock_mhz = c.value("clock_mhz", 0.0);
-    t.compute.mac_pj = c.value("mac_pj", 0.0);
-    if (t.compute.pe_rows < 1 || t.compute.pe_cols < 1 || t.compute.macs_per_cycle < 1 ||
-        t.compute.word_bits < 1)
-      return InvalidArgument("target '" + t.name + "': compute values must be positive");
+  if (j.Has("compute")) {
+    SP_ASSIGN_OR_RETURN(JsonRef c, j.Object("compute"));
+    SP_ASSIGN_OR_RETURN(int64_t rows, c.IntOr("pe_rows", 1, 1, kMaxComputeValue));
+    SP_ASSIGN_OR_RETURN(int64_t cols, c.IntOr("pe_cols", 1, 1, kMaxComputeValue));
+    // rows, cols < 2^31: their product (the default MACs per cycle) cannot overflow int64.
+    SP_ASSIGN_OR_RETURN(int64_t macs, c.IntOr("macs_per_cycle", rows * cols, 1, kMaxMacsPerCycle));
+    SP_ASSIGN_OR_RETURN(int64_t bits, c.IntOr("word_bits", 8, 1, 4096));
+    t.compute.pe_rows = rows;
+    t.compute.pe_cols = cols;
+    t.compute.macs_per_cycle = macs;
+    t.compute.word_bits = static_cast<int>(bits);
+    SP_ASSIGN_OR_RETURN(t.compute.clock_mhz, c.NumberOr("clock_mhz", 0.0, 0.0, 1e6));
+    SP_ASSIGN_OR_RETURN(t.compute.mac_pj, c.NumberOr("mac_pj", 0.0, 0.0, kMaxEnergyPj));
     word_bits = t.compute.word_bits;
   }
-  for (size_t i = 0; i < j["levels"].size(); ++i) {
-    const json& l = j["levels"][i];
-    std::string where = "target '" + t.name + "' levels[" + std::to_string(i) + "]";
-    if (!l.is_object()) return InvalidArgument(where + " must be an object");
+  for (size_t i = 0; i < levels.size(); ++i) {
+    const JsonRef l = levels[i];
+    SP_RETURN_IF_ERROR(l.ExpectObject());
     MemoryLevel m;
-    if (!l.contains("name") || !l["name"].is_string() || l["name"].get<std::string>().empty())
-      return InvalidArgument(where + " needs a 'name'");
-    m.name = l["name"];
-    where = "target '" + t.name + "' level '" + m.name + "'";
+    SP_ASSIGN_OR_RETURN(m.name, l.String("name"));
+    if (m.name.empty()) return l.Child("name").Error("must be a non-empty level name");
     for (const auto& other : t.levels)
-      if (other.name == m.name) return InvalidArgument(where + " is defined twice");
-    std::string kind = l.value("kind", "sram");
+      if (other.name == m.name) return l.Error("level '" + m.name + "' is defined twice");
+    SP_ASSIGN_OR_RETURN(std::string kind, l.StringOr("kind", "sram"));
     bool found = false;
     for (const auto& k : kKinds)
       if (kind == k.name) {
@@ -175,27 +182,29 @@ StatusOr<Target> FromJson(const json& j, const std::string& name) {
         found = true;
       }
     if (!found)
-      return InvalidArgument(where + ": kind '" + kind +
-                             "' must be register_file, sram, scratchpad, flash or dram");
-    if (!l.contains("capacity")) return InvalidArgument(where + " needs a 'capacity'");
-    SP_ASSIGN_OR_RETURN(m.capacity, ParseCapacity(l["capacity"], where));
-    m.instances = l.value("instances", 1);
-    if (m.instances < 1) return InvalidArgument(where + ": instances must be >= 1");
+      return l.Child("kind").Error("'" + kind + "' must be register_file, sram, scratchpad, flash or dram");
+    SP_ASSIGN_OR_RETURN(JsonRef cap, l.Field("capacity"));
+    SP_ASSIGN_OR_RETURN(m.capacity, ParseCapacity(cap));
+    SP_ASSIGN_OR_RETURN(int64_t instances, l.IntOr("instances", 1, 1, kInt32Max));
+    m.instances = static_cast<int>(instances);
+    std::optional<int64_t> total = CheckedMul(m.capacity, instances);
+    if (!total || *total > kMaxBytes)
+      return l.Error("capacity x instances = " + std::to_string(m.capacity) + " x " + std::to_string(instances) +
+                     " bytes is more than 2^50 bytes (1 PiB), the most sramplan handles");
     double dflt = DefaultEnergyPjPerByte(m.kind, m.capacity, word_bits);
     m.energy_source = "blocking paper Table 3";
-    if (l.contains("read_pj_per_byte") || l.contains("write_pj_per_byte"))
-      m.energy_source = l.value("energy_source", std::string("target file"));
-    m.read_pj_per_byte = l.value("read_pj_per_byte", dflt);
-    m.write_pj_per_byte = l.value("write_pj_per_byte", m.read_pj_per_byte);
-    m.bandwidth_bytes_per_cycle = l.value("bandwidth_bytes_per_cycle", 0.0);
-    if (m.read_pj_per_byte < 0 || m.write_pj_per_byte < 0 || m.bandwidth_bytes_per_cycle < 0)
-      return InvalidArgument(where + ": energies and bandwidth must be >= 0");
-    if (l.contains("holds")) {
-      if (!l["holds"].is_array()) return InvalidArgument(where + ": 'holds' must be a list");
-      for (const auto& h : l["holds"]) {
-        if (h == "activations") m.holds_activations = true;
-        else if (h == "weights") m.holds_weights = true;
-        else return InvalidArgument(where + ": 'holds' entries must be \"activations\" or \"weights\"");
+    if (l.Has("read_pj_per_byte") || l.Has("write_pj_per_byte")) {
+      SP_ASSIGN_OR_RETURN(m.energy_source, l.StringOr("energy_source", "target file"));
+    }
+    SP_ASSIGN_OR_RETURN(m.read_pj_per_byte, l.NumberOr("read_pj_per_byte", dflt, 0.0, kMaxEnergyPj));
+    SP_ASSIGN_OR_RETURN(m.write_pj_per_byte, l.NumberOr("write_pj_per_byte", m.read_pj_per_byte, 0.0, kMaxEnergyPj));
+    SP_ASSIGN_OR_RETURN(m.bandwidth_bytes_per_cycle, l.NumberOr("bandwidth_bytes_per_cycle", 0.0, 0.0, kMaxBandwidth));
+    if (l.Has("holds")) {
+      SP_ASSIGN_OR_RETURN(std::vector<std::string> holds, l.StringList("holds"));
+      for (size_t h = 0; h < holds.size(); ++h) {
+        if (holds[h] == "activations") m.holds_activations = true;
+        else if (holds[h] == "weights") m.holds_weights = true;
+        else return l.Child("holds")[h].Error("must be \"activations\" or \"weights\", got \"" + holds[h].substr(0, 40) + "\"");
       }
     } else {
       m.holds_activations = true;
@@ -204,13 +213,11 @@ StatusOr<Target> FromJson(const json& j, const std::string& name) {
     t.levels.push_back(m);
   }
   auto find_level = [&](const char* key, int* out) -> Status {
-    if (!j.contains(key)) return Status::Ok();
-    if (!j[key].is_string()) return InvalidArgument("target '" + t.name + "': '" + key + "' must be a level name");
+    if (!j.Has(key)) return Status::Ok();
+    SP_ASSIGN_OR_RETURN(std::string level, j.String(key));
     for (size_t i = 0; i < t.levels.size(); ++i)
-      if (t.levels[i].name == j[key].get<std::string>()) *out = static_cast<int>(i);
-    if (*out < 0)
-      return InvalidArgument("target '" + t.name + "': '" + key + "' names level '" +
-                             j[key].get<std::string>() + "', which is not defined");
+      if (t.levels[i].name == level) *out = static_cast<int>(i);
+    if (*out < 0) return j.Child(key).Error("names level '" + level + "', which is not defined");
     return Status::Ok();
   };
   SP_RETURN_IF_ERROR(find_level("arena_level", &t.arena_level));
@@ -242,6 +249,14 @@ StatusOr<Target> FromJson(const json& j, const std::string& name) {
   return t;
 }
 
+StatusOr<Target> FromJson(const json& j, const std::string& name) {
+  std::string shown = name;
+  StatusOr<Target> t = FromJsonImpl(j, name, &shown);
+  if (!t.ok() && t.status().message().rfind("target '", 0) != 0)
+    return t.status().WithContext("target '" + shown + "'");
+  return t;
+}
+
 }  // namespace
 
 const char* MemoryKindName(MemoryKind k) {
@@ -270,7 +285,7 @@ StatusOr<Target> ParseTarget(const std::string& text, const std::string& name,
     SP_ASSIGN_OR_RETURN(json j, Resolve(text, name, base_dir, 0));
     return FromJson(j, name);
   } catch (const json::exception& e) {
-    return InvalidArgument("target '" + name + "': unexpected JSON value (" + e.what() + ")");
+    return InvalidArgument("target '" + name + "': unexpected JSON value (" + JsonExceptionText(e) + ")");
   }
 }
 
@@ -280,14 +295,18 @@ StatusOr<Target> LoadTarget(const std::string& spec) {
   try {
     return LoadTargetImpl(spec);
   } catch (const json::exception& e) {
-    return InvalidArgument("target '" + spec + "': unexpected JSON value (" + e.what() + ")");
+    return InvalidArgument("target '" + spec + "': unexpected JSON value (" + JsonExceptionText(e) + ")");
   }
 }
 
 static StatusOr<Target> LoadTargetImpl(const std::string& spec) {
   if (spec.rfind("sram:", 0) == 0) {
-    int64_t bytes = 0;
-    if (!ParseByteSize(spec.substr(5), &bytes) || bytes <= 0)
+    StatusOr<int64_t> size = ParseSize(spec.substr(5));
+    if (!size.ok())
+      return InvalidArgument("target shorthand '" + spec + "': " + size.status().message() +
+                             "; e.g. sram:256KiB or sram:131072");
+    const int64_t bytes = *size;
+    if (bytes <= 0)
       return InvalidArgument("target shorthand '" + spec +
                              "': the size must be positive, e.g. sram:256KiB or sram:131072");
     json j = {{"name", spec},
@@ -329,7 +348,7 @@ std::string TargetToJson(const Target& t) {
                            {"bandwidth_bytes_per_cycle", l.bandwidth_bytes_per_cycle},
                            {"holds", h}});
   }
-  return j.dump(2);
+  return DumpJson(j, 2);
 }
 
 }  // namespace sramplan::target

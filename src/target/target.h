@@ -27,9 +27,9 @@ struct MemoryLevel {
 };
 
 struct ComputeArray {
-  int pe_rows = 1;
-  int pe_cols = 1;
-  int macs_per_cycle = 1;
+  int64_t pe_rows = 1;         // each at most 2^31 - 1
+  int64_t pe_cols = 1;
+  int64_t macs_per_cycle = 1;  // default pe_rows * pe_cols (at most 2^62)
   int word_bits = 8;
   double clock_mhz = 0;
   double mac_pj = 0;

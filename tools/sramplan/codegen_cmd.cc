@@ -3,6 +3,7 @@
 #include <chrono>
 #include <iostream>
 
+#include "cli_checks.h"
 #include "codegen/codegen.h"
 #include "driver/strategy.h"
 #include "exec/quantize.h"
@@ -67,7 +68,7 @@ CLI::App* AddCodegenCommand(CLI::App* app) {
   cmd->add_option("--strategy", f.strategy, help);
   cmd->add_option("--out", f.out, "directory to write the firmware project into")->required();
   cmd->add_option("--seed", f.seed, "seed of the generated weights and input (as verify)");
-  cmd->add_option("--stack", f.stack, "stack bytes reserved at the top of RAM (default 4096)");
+  cmd->add_option("--stack", f.stack, "stack bytes reserved at the top of RAM (default 4096)")->check(kByteCount);
   cmd->add_option("--schedule", f.schedule, "model or minpeak")
       ->check(CLI::IsMember({"model", "minpeak"}));
   cmd->add_option("--batch", f.batch, "bind the symbolic batch dimension (default 1)");
@@ -78,7 +79,8 @@ CLI::App* AddCodegenCommand(CLI::App* app) {
                   "(mps2-an500); default from the target name (STM32F7/H7: cortex-m7)")
       ->check(CLI::IsMember({"cortex-m3", "cortex-m4", "cortex-m7"}));
   cmd->add_flag("--allow-unknown-ops", f.allow_unknown, "import unknown ONNX ops as opaque ops");
-  cmd->add_option("--segment-bytes", f.segment_bytes, "vmcu: bytes per segment (default 0: the paper's rule)");
+  cmd->add_option("--segment-bytes", f.segment_bytes, "vmcu: bytes per segment (default 0: the paper's rule)")
+      ->check(kByteCount);
   cmd->add_flag("--no-circular-pool", f.no_circular, "vmcu: a linear layout only (no wrap-around)");
   return cmd;
 }

@@ -1,6 +1,7 @@
 // sramplan CLI: flags to options, nothing else. Exit codes: 0 fits / ok, 1 bad usage or input,
 // 2 does not fit, 3 verification mismatch.
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
@@ -15,10 +16,13 @@
 #include "placement/optimal.h"
 #include "placement/problem_csv.h"
 #include "plan/plan.h"
+#include "plan/plan_json.h"
 #include "plan/verifier.h"
 #include "report/report.h"
+#include "support/json.h"
 #include "support/strings.h"
 #include "target/target.h"
+#include "cli_checks.h"
 #include "codegen_cmd.h"
 
 namespace sp = sramplan;
@@ -33,6 +37,7 @@ void Log(int level, const std::string& msg) {
 
 int Fail(const sp::Status& s) {
   std::cerr << "error: " << s.message() << "\n";
+  if (s.code() == sp::StatusCode::kOutOfMemory) return 2;  // does not fit (e.g. a budget below M_min)
   if (s.code() == sp::StatusCode::kMismatch) return 3;
   if (s.code() == sp::StatusCode::kInternal) {
     std::cerr << "(this is a bug in sramplan; please report it with the command line)\n";
@@ -124,12 +129,14 @@ void AddBudgetFlags(CLI::App* cmd, BudgetFlags* b) {
   cmd->add_option("--budget", b->budget,
                   "on-chip bytes for the budget strategies (belady, greedy, cosma, cosma-fixed, cosma-dc): a size "
                   "(256KiB), min (COSMA's M_min: the largest working set of one op), mpmf (min-peak footprint) or avg "
-                  "(their mean); default: the arena level's capacity");
+                  "(their mean); default: the arena level's capacity")
+      ->check(sp::cli::kBudget);
   cmd->add_flag("--with-weights", b->with_weights, "weights also compete for the budget (loaded from DRAM)");
-  cmd->add_option("--time-limit", b->time_limit_s, "seconds for the ILP strategies (default 60)");
+  cmd->add_option("--time-limit", b->time_limit_s, "seconds for the ILP strategies (default 60)")->check(sp::cli::kTimeLimit);
   cmd->add_option("--segment-bytes", b->segment_bytes,
                   "vmcu: bytes per segment, the unit of overlap shifts and FC output chunks (default 0: the "
-                  "paper's rule, min(C_in, C_out) / min of the FC rows)");
+                  "paper's rule, min(C_in, C_out) / min of the FC rows)")
+      ->check(sp::cli::kByteCount);
   cmd->add_flag("--no-circular-pool", b->no_circular,
                 "vmcu: never let an overlap chain wrap around the arena's end (a linear layout only)");
 }
@@ -218,9 +225,7 @@ int CmdPlan(const ModelFlags& f, const PlanFlags& pf) {
     if (plans.size() == 1) {
       text = sp::plan::PlanToJson(plans[0]);
     } else {
-      text = "{\"schema_version\": " + std::to_string(sp::plan::kSchemaVersion) + ", \"plans\": [\n";
-      for (size_t i = 0; i < plans.size(); ++i) text += (i ? ",\n" : "") + sp::plan::PlanToJson(plans[i]);
-      text += "\n]}";
+      text = sp::plan::PlansToJson(plans);
     }
     if (!WriteFile(pf.json, text + "\n", &error)) return Fail(sp::InvalidArgument(error));
     Log(1, "wrote " + pf.json);
@@ -350,11 +355,20 @@ struct PlaceFlags {
 // A placement problem from CSV (id,lower,upper,size; half-open lifetimes): best-of portfolio plus the
 // exact search. Exit 0 when the arena fits the capacity, 2 when it does not, 1 on bad input.
 int CmdPlace(const PlaceFlags& f) {
-  int64_t capacity = 0;
-  if (!sp::ParseByteSize(f.capacity, &capacity) || capacity <= 0)
-    return Fail(sp::InvalidArgument("--capacity '" + f.capacity + "' is not a positive size (e.g. 1048576 or 1MiB)"));
-  if (!(f.time_limit_s >= 0)) return Fail(sp::InvalidArgument("--time-limit must be >= 0 seconds"));
-  auto problem = sp::placement::ReadProblemCsvFile(f.file);
+  // The validators on --capacity and --time-limit have checked both.
+  sp::StatusOr<int64_t> parsed = sp::ParseSize(f.capacity);
+  if (!parsed.ok()) return Fail(parsed.status());
+  const int64_t capacity = *parsed;
+  // Placement CSVs are text of at most 256 MiB (MiniMalloc's largest instances are a few MB); a NUL
+  // byte in the first 4 KiB (a binary, /dev/zero) refuses the file at once.
+  std::string text;
+  sp::Status read = sp::ReadFileBounded(f.file, int64_t{256} << 20, &text, [&](std::string_view head, int64_t*) {
+    size_t nul = head.find('\0');
+    if (nul == std::string_view::npos) return sp::Status::Ok();
+    return sp::InvalidArgument("'" + f.file + "' is not a CSV text file: byte " + std::to_string(nul) + " is NUL");
+  });
+  if (!read.ok()) return Fail(read);
+  auto problem = sp::placement::ParseProblemCsv(text, f.file);
   if (!problem.ok()) return Fail(problem.status());
   sp::placement::OptimalOptions o;
   o.time_limit_s = f.time_limit_s;
@@ -379,23 +393,44 @@ int CmdPlace(const PlaceFlags& f) {
   return r.fits_capacity ? 0 : 2;
 }
 
+// Plan files are at most 1 GiB (a plan of 100,000 ops is a few tens of MB).
+constexpr int64_t kMaxPlanFileBytes = int64_t{1} << 30;
+
+// Verifies every plan of a plan file (one plan, or the several that plan --strategy all writes).
+// Exit: the worst verdict over the plans (3 invalid > 2 does not fit > 0 valid and fits).
 int CmdCheckPlan(const std::string& path) {
-  std::string text, error;
-  if (!sp::ReadFileToString(path, &text, &error)) return Fail(sp::NotFound(error));
-  auto p = sp::plan::PlanFromJson(text);
-  if (!p.ok()) return Fail(p.status().WithContext("reading plan '" + path + "'"));
-  sp::plan::VerifyResult r = sp::plan::VerifyPlan(*p);
-  if (!r.ok()) {
-    std::cout << "plan '" << path << "' is INVALID (" << r.errors.size() << " errors):\n" << r.Summary(20);
-    return 3;
+  std::string text;
+  sp::Status read = sp::ReadFileBounded(path, kMaxPlanFileBytes, &text, [&](std::string_view head, int64_t*) {
+    return sp::CheckJsonObjectHead(head, "plan '" + path + "'");
+  });
+  if (!read.ok()) return Fail(read);
+  bool multi = false;
+  auto plans = sp::plan::PlansFromJson(text, &multi);
+  if (!plans.ok()) return Fail(plans.status().WithContext("reading plan '" + path + "'"));
+  int worst = 0;
+  for (size_t i = 0; i < plans->size(); ++i) {
+    const sp::plan::Plan& p = (*plans)[i];
+    const std::string name =
+        multi ? "plan '" + path + "' plans[" + std::to_string(i) + "] (strategy " + p.strategy + ")"
+              : "plan '" + path + "'";
+    sp::plan::VerifyResult r = sp::plan::VerifyPlan(p);
+    if (!r.ok()) {
+      std::cout << name << " is INVALID (" << r.errors.size() << " errors):\n" << r.Summary(20);
+      worst = 3;
+    } else if (!r.fits()) {
+      std::cout << name << " is valid but DOES NOT FIT:\n" << r.Summary(20);
+      worst = std::max(worst, 2);
+    } else {
+      std::cout << name << " is valid and fits (" << p.steps.size() << " steps, " << p.buffers.size()
+                << " buffers)\n";
+    }
   }
-  if (!r.fits()) {
-    std::cout << "plan '" << path << "' is valid but DOES NOT FIT:\n" << r.Summary(20);
-    return 2;
+  if (multi) {
+    const char* verdict = worst == 3 ? "at least one plan is INVALID" : worst == 2 ? "at least one plan does not fit"
+                                                                               : "every plan is valid and fits";
+    std::cout << "plan '" << path << "': " << plans->size() << " plans; " << verdict << "\n";
   }
-  std::cout << "plan '" << path << "' is valid and fits (" << p->steps.size() << " steps, " << p->buffers.size()
-            << " buffers)\n";
-  return 0;
+  return worst;
 }
 
 }  // namespace
@@ -452,14 +487,20 @@ int main(int argc, char** argv) {
   auto* place = app.add_subcommand("place", "place buffers of a CSV problem (id,lower,upper,size; half-open "
                                             "lifetimes) in an arena: exit 0 fits, 2 does not");
   place->add_option("file", place_flags.file, "problem CSV")->required();
-  place->add_option("--capacity", place_flags.capacity, "arena capacity in bytes (e.g. 1048576 or 1MiB)")->required();
-  place->add_option("--time-limit", place_flags.time_limit_s, "seconds for the exact search (default 10)");
+  place->add_option("--capacity", place_flags.capacity, "arena capacity in bytes (e.g. 1048576 or 1MiB)")
+      ->required()
+      ->check(sp::cli::kPositiveSize);
+  place->add_option("--time-limit", place_flags.time_limit_s, "seconds for the exact search (default 10)")
+      ->check(sp::cli::kTimeLimit);
   place->add_option("--out", place_flags.out, "write the solution CSV (id,lower,upper,size,offset)");
 
   std::string plan_file;
   auto* check = app.add_subcommand("check-plan", "run the independent verifier on a plan JSON file");
   auto* codegen = sp::cli::AddCodegenCommand(&app);
-  check->add_option("plan", plan_file, "plan.json written by sramplan plan --json")->required();
+  check->add_option("plan", plan_file,
+                    "plan.json written by sramplan plan --json (one plan, or the several of --strategy all: "
+                    "each is checked; exit 3 if any is invalid, else 2 if any does not fit)")
+      ->required();
 
   for (auto* sub : {targets, inspect, plan, verify, place, check, codegen}) {
     sub->add_flag("-q,--quiet", quiet, "print only results");
