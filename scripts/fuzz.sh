@@ -77,9 +77,10 @@ for f in "${formats[@]}"; do
   echo "fuzz.sh: fuzz_$f for ${seconds} s (corpus $corpus, log $log)" >&2
   rc=0
   "build-fuzz/fuzz/fuzz_$f" "${args[@]}" "$corpus" >"$log" 2>&1 || rc=$?
-  runs=$(grep -E '^stat::number_of_executed_units' "$log" | tail -1 | awk '{print $2}')
+  # Executions: the final stats line, or in fork mode the last status line's "#N:".
+  runs=$(grep -E '^stat::number_of_executed_units' "$log" | tail -1 | awk '{print $2}' || true)
   if [[ -z "$runs" ]]; then
-    runs=$(grep -oE '^#[0-9]+' "$log" | tail -1 | tr -d '#')
+    runs=$(grep -oE '^#[0-9]+' "$log" | tail -1 | tr -d '#' || true)
   fi
   mapfile -t found < <(find "$artifacts" -type f | sort)
   if ((rc != 0 || ${#found[@]} > 0)); then
