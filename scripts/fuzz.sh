@@ -86,7 +86,7 @@ for f in "${formats[@]}"; do
   if ((rc != 0 || ${#found[@]} > 0)); then
     failed+=("$f")
     echo "fuzz.sh: fuzz_$f FAILED (exit $rc, ${runs:-?} runs); log $log" >&2
-    grep -E 'ERROR: |BUG: |runtime error|SUMMARY' "$log" | head -20 >&2 || tail -20 "$log" >&2
+    grep -E 'ERROR: |BUG: |runtime error|SUMMARY|terminate called|what\(\)' "$log" | head -20 >&2 || tail -20 "$log" >&2
     for a in "${found[@]}"; do
       echo "fuzz.sh: reproducer: $a   (rerun: build-fuzz/fuzz/fuzz_$f $a)" >&2
     done
