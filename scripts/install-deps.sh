@@ -9,6 +9,7 @@ pkgs=(
   nlohmann-json3-dev libcli11-dev libfmt-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   coinor-libcbc-dev libisl-dev
+  clang libclang-rt-14-dev
   gcc-arm-none-eabi libnewlib-arm-none-eabi qemu-system-arm
 )
 if [[ "${1:-}" == "--export" ]]; then

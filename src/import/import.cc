@@ -38,6 +38,13 @@ StatusOr<ir::Graph> ImportModel(const std::string& path, const ImportOptions& op
   };
   Status read = ReadFileBounded(path, kMaxFileBytes, &bytes, check_head);
   if (!read.ok()) return read;
+  return ImportModelBytes(bytes, path, options);
+}
+
+StatusOr<ir::Graph> ImportModelBytes(const std::string& bytes, const std::string& path,
+                                     const ImportOptions& options) {
+  if (options.batch < 1 || options.batch > 65536)
+    return InvalidArgument("--batch must be between 1 and 65536");
   if (bytes.empty()) return InvalidArgument("model file '" + path + "' is empty");
   size_t i = 0;
   while (i < bytes.size() && std::isspace(static_cast<unsigned char>(bytes[i]))) ++i;

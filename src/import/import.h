@@ -14,6 +14,9 @@ struct ImportOptions {
 
 // Picks the importer by the file's content (see docs/graph-format.md) and verifies the result.
 StatusOr<ir::Graph> ImportModel(const std::string& path, const ImportOptions& options);
+// The same on the file's bytes already in memory; `path` is used in messages only.
+StatusOr<ir::Graph> ImportModelBytes(const std::string& bytes, const std::string& path,
+                                     const ImportOptions& options);
 
 // ONNX protobuf bytes -> graph in NCHW with the model's dtypes. `name` is used in messages.
 StatusOr<ir::Graph> ImportOnnx(const std::string& bytes, const std::string& name,

@@ -1,0 +1,9 @@
+// libFuzzer target: MCUNet config JSON. Corpus: tests/fuzz/mcunet/ (see fuzz_entries.h).
+#include <cstddef>
+#include <cstdint>
+
+#include "fuzz_entries.h"
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  return sramplan::fuzz::RunMcunetConfig(data, size);
+}
