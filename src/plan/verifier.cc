@@ -560,14 +560,17 @@ VerifyResult VerifyPlan(const Plan& p) {
     std::sort(list.begin(), list.end(), [](const Buffer* a, const Buffer* b) {
       return a->first_step != b->first_step ? a->first_step < b->first_step : a->offset < b->offset;
     });
+    std::vector<std::vector<std::pair<int64_t, int64_t>>> pieces;  // once per buffer, not per pair
+    pieces.reserve(list.size());
+    for (const Buffer* b : list) pieces.push_back(BufferPieces(p, *b));
     for (size_t i = 0; i < list.size(); ++i)
       for (size_t j = i + 1; j < list.size() && list[j]->first_step <= list[i]->last_step; ++j) {
         const Buffer& a = *list[i];
         const Buffer& b = *list[j];
         if (a.bytes == 0 || b.bytes == 0) continue;
         bool space = false;
-        for (const auto& [alo, ahi] : BufferPieces(p, a))
-          for (const auto& [blo, bhi] : BufferPieces(p, b)) space = space || (alo < bhi && blo < ahi);
+        for (const auto& [alo, ahi] : pieces[i])
+          for (const auto& [blo, bhi] : pieces[j]) space = space || (alo < bhi && blo < ahi);
         if (!space || allowed.count({a.tensor, b.tensor})) continue;
         err("buffers of '" + a.tensor + "' [" + std::to_string(a.offset) + ", " + std::to_string(a.offset + a.bytes) +
             ") and '" + b.tensor + "' [" + std::to_string(b.offset) + ", " + std::to_string(b.offset + b.bytes) +
