@@ -63,9 +63,17 @@ Liveness ComputeLiveness(const ir::Graph& g, const Schedule& schedule) {
     ir::TensorId root = g.StorageRoot(t.id);
     if (lv.buffer_of_tensor[root.value()] >= 0) lv.buffer_of_tensor[t.id.value()] = lv.buffer_of_tensor[root.value()];
   }
+  // Bytes live per step, from a difference array (linear however long the buffers live).
   lv.live_bytes_per_step.assign(std::max(n, 1), 0);
-  for (const auto& b : lv.buffers)
-    for (int s = b.first_step; s <= b.last_step; ++s) lv.live_bytes_per_step[s] += b.bytes;
+  {
+    std::vector<int64_t> diff(lv.live_bytes_per_step.size() + 1, 0);
+    for (const auto& b : lv.buffers) {
+      diff[b.first_step] += b.bytes;
+      diff[b.last_step + 1] -= b.bytes;
+    }
+    int64_t live = 0;
+    for (size_t s = 0; s < lv.live_bytes_per_step.size(); ++s) lv.live_bytes_per_step[s] = live += diff[s];
+  }
   for (int s = 0; s < static_cast<int>(lv.live_bytes_per_step.size()); ++s)
     if (lv.live_bytes_per_step[s] > lv.lower_bound) {
       lv.lower_bound = lv.live_bytes_per_step[s];

@@ -8,6 +8,7 @@
 #include <utility>
 #include <map>
 #include <numeric>
+#include <set>
 
 #include "placement/optimal.h"
 #include "placement/placement.h"
@@ -67,6 +68,65 @@ std::vector<InplacePair> FindInplace(const ir::Graph& g, const analysis::Schedul
     }
   }
   return pairs;
+}
+
+struct StepBytes {
+  int step;
+  int64_t bytes;
+};
+
+// Max over steps of the bytes that must be live there: per in-place class (classes[i] for buffer i)
+// its largest member live at that step, plus the scratch buffer of the step (the last one listed,
+// if several). Linear in buffers and steps (up to sorting): each class adds its piecewise-constant
+// profile to a difference array, never a value per (buffer, step).
+int64_t ClassLowerBound(const analysis::Liveness& lv, const std::vector<int>& classes,
+                        const std::vector<StepBytes>& scratch, size_t num_steps) {
+  const size_t steps = std::max<size_t>(num_steps, 1);
+  std::vector<int64_t> diff(steps + 1, 0);
+  std::vector<int> order(lv.buffers.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(), [&](int a, int b) { return classes[a] < classes[b]; });
+  std::vector<std::pair<int64_t, int64_t>> events;  // (step, bytes): arrives at step / leaves before it (-1 - bytes)
+  std::multiset<int64_t> live;
+  for (size_t k = 0; k < order.size();) {
+    size_t end = k;
+    while (end < order.size() && classes[order[end]] == classes[order[k]]) ++end;
+    if (end - k == 1) {
+      const analysis::LiveTensor& b = lv.buffers[order[k]];
+      diff[b.first_step] += std::max<int64_t>(b.bytes, 0);
+      diff[b.last_step + 1] -= std::max<int64_t>(b.bytes, 0);
+    } else {
+      events.clear();
+      for (size_t q = k; q < end; ++q) {
+        const analysis::LiveTensor& b = lv.buffers[order[q]];
+        events.push_back({b.first_step, b.bytes});
+        events.push_back({int64_t{b.last_step} + 1, -1 - b.bytes});
+      }
+      std::sort(events.begin(), events.end());
+      live.clear();
+      for (size_t e = 0; e < events.size();) {
+        const int64_t step = events[e].first;
+        for (; e < events.size() && events[e].first == step; ++e) {
+          if (events[e].second >= 0) live.insert(events[e].second);
+          else live.erase(live.find(-1 - events[e].second));
+        }
+        if (live.empty()) continue;
+        const int64_t value = std::max<int64_t>(*live.rbegin(), 0);  // the class's bytes until the next event
+        const int64_t next = e < events.size() ? events[e].first : static_cast<int64_t>(steps);
+        diff[step] += value;
+        diff[next] -= value;
+      }
+    }
+    k = end;
+  }
+  std::vector<int64_t> scratch_at(steps, 0);
+  for (const StepBytes& sc : scratch) scratch_at[sc.step] = sc.bytes;
+  int64_t lower_bound = 0, sum = 0;
+  for (size_t s = 0; s < steps; ++s) {
+    sum += diff[s];
+    lower_bound = std::max(lower_bound, sum + scratch_at[s]);
+  }
+  return lower_bound;
 }
 
 }  // namespace
@@ -387,20 +447,11 @@ StatusOr<plan::Plan> RunStrategy(const ir::Graph& g, const target::Target& t, co
   // in-place class once (its largest member live at that step) and unaligned sizes.
   int64_t lower_bound = 0;
   {
-    std::vector<std::map<int, int64_t>> class_bytes(std::max<size_t>(sched.size(), 1));
-    for (size_t i = 0; i < lv.buffers.size(); ++i) {
-      int c = cls.Find(static_cast<int>(i));
-      for (int s = lv.buffers[i].first_step; s <= lv.buffers[i].last_step; ++s) {
-        int64_t& v = class_bytes[s][c];
-        v = std::max(v, lv.buffers[i].bytes);
-      }
-    }
-    for (const auto& sc : scratch) class_bytes[sc.step][-1 - sc.step] = sc.bytes;
-    for (const auto& m : class_bytes) {
-      int64_t sum = 0;
-      for (const auto& [c, b] : m) sum += b;
-      lower_bound = std::max(lower_bound, sum);
-    }
+    std::vector<int> classes(lv.buffers.size());
+    for (size_t i = 0; i < lv.buffers.size(); ++i) classes[i] = cls.Find(static_cast<int>(i));
+    std::vector<StepBytes> scratch_steps;
+    for (const auto& sc : scratch) scratch_steps.push_back({sc.step, sc.bytes});
+    lower_bound = ClassLowerBound(lv, classes, scratch_steps, sched.size());
   }
   for (auto& l : p.levels) {
     if (l.name == arena.name) l.lower_bound_bytes = lower_bound;

@@ -144,8 +144,10 @@ OpId Graph::AddOp(Op op) {
   OpId id(static_cast<int32_t>(ops_.size()));
   op.id = id;
   for (TensorId in : op.inputs) {
+    // Ops are added in id order, so an op already listed (it reads the tensor twice) is the last
+    // entry: no search of the whole list (quadratic for a tensor with many consumers).
     auto& c = tensor(in).consumers;
-    if (std::find(c.begin(), c.end(), id) == c.end()) c.push_back(id);
+    if (c.empty() || c.back() != id) c.push_back(id);
   }
   for (TensorId out : op.outputs) {
     Tensor& t = tensor(out);

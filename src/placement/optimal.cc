@@ -8,8 +8,11 @@
 #include <limits>
 #include <map>
 #include <numeric>
+#include <optional>
+#include <set>
 #include <tuple>
 
+#include "placement/internal.h"
 #include "support/int_math.h"
 
 namespace sramplan::placement {
@@ -31,37 +34,29 @@ int64_t ArenaOf(const std::vector<BufferRequest>& r, const std::vector<int64_t>&
 // Greedy placement in a given order: each buffer at the lowest aligned offset that fits among the
 // already placed buffers overlapping it in time (buffers with a fixed offset are placed first).
 
-Placement PlaceFirstFit(const std::vector<BufferRequest>& r, const std::vector<int>& order) {
+// Stops early (nullopt) when `deadline` passes (checked every 64 buffers).
+std::optional<Placement> PlaceFirstFit(const std::vector<BufferRequest>& r, const std::vector<int>& order,
+                                       internal::Deadline deadline) {
   const size_t n = r.size();
   std::vector<int64_t> offsets(n, 0);
   std::vector<char> placed(n, 0);
+  internal::FirstFitIndex free_space(r);  // holds the placed buffers that occupy space
   for (size_t i = 0; i < n; ++i)
     if (r[i].fixed_offset) {
       offsets[i] = *r[i].fixed_offset;
       placed[i] = 1;
+      if (Occupies(r[i])) free_space.Insert(r[i].first_step, r[i].last_step, offsets[i], offsets[i] + r[i].bytes);
     }
-  std::vector<std::pair<int64_t, int64_t>> busy;  // (offset, end)
+  size_t count = 0;
   for (int i : order) {
+    if (deadline && (++count & 63) == 0 && Clock::now() >= *deadline) return std::nullopt;
     if (placed[i]) continue;
     placed[i] = 1;
     if (!Occupies(r[i])) continue;  // offset 0
-    busy.clear();
-    for (size_t j = 0; j < n; ++j)
-      if (placed[j] && j != static_cast<size_t>(i) && Occupies(r[j]) && OverlapInTime(r[i], r[j]))
-        busy.emplace_back(offsets[j], offsets[j] + r[j].bytes);
-    std::sort(busy.begin(), busy.end());
-    const int64_t align = std::max<int64_t>(1, r[i].alignment);
-    int64_t cursor = 0;
-    int64_t offset = -1;
-    for (const auto& [begin, end] : busy) {
-      int64_t candidate = AlignUp(cursor, align);
-      if (candidate + r[i].bytes <= begin) {
-        offset = candidate;
-        break;
-      }
-      cursor = std::max(cursor, end);
-    }
-    offsets[i] = offset >= 0 ? offset : AlignUp(cursor, align);
+    // The lowest offset where it fits among the placed buffers live alongside (the first gap of a
+    // scan of them by offset).
+    offsets[i] = free_space.LowestFit(r[i].first_step, r[i].last_step, r[i].bytes, std::max<int64_t>(1, r[i].alignment));
+    free_space.Insert(r[i].first_step, r[i].last_step, offsets[i], offsets[i] + r[i].bytes);
   }
   Placement p;
   p.arena_bytes = ArenaOf(r, offsets);
@@ -69,15 +64,43 @@ Placement PlaceFirstFit(const std::vector<BufferRequest>& r, const std::vector<i
   return p;
 }
 
-// Number of other buffers each buffer overlaps in time.
+// Number of other buffers each buffer overlaps in time (OverlapInTime), counted in O(n log n):
+// j overlaps i iff first_j <= last_i and last_j >= first_i. Requests are added by first_step to a
+// Fenwick tree over last_step values, and each i counts, when the requests with first <= last_i
+// are in, those with last >= first_i.
 std::vector<int64_t> ConflictDegrees(const std::vector<BufferRequest>& r) {
-  std::vector<int64_t> degree(r.size(), 0);
-  for (size_t i = 0; i < r.size(); ++i)
-    for (size_t j = i + 1; j < r.size(); ++j)
-      if (OverlapInTime(r[i], r[j])) {
-        ++degree[i];
-        ++degree[j];
-      }
+  const int n = static_cast<int>(r.size());
+  std::vector<int64_t> degree(n, 0);
+  std::vector<int> lasts(n);
+  for (int i = 0; i < n; ++i) lasts[i] = r[i].last_step;
+  std::sort(lasts.begin(), lasts.end());
+  lasts.erase(std::unique(lasts.begin(), lasts.end()), lasts.end());
+  const int m = static_cast<int>(lasts.size());
+  std::vector<int64_t> tree(m + 1, 0);  // Fenwick tree: count per last_step rank
+  auto add = [&](int rank) {
+    for (int k = rank + 1; k <= m; k += k & -k) ++tree[k];
+  };
+  auto count_below = [&](int rank) {  // added requests with last_step rank < `rank`
+    int64_t c = 0;
+    for (int k = rank; k > 0; k -= k & -k) c += tree[k];
+    return c;
+  };
+  std::vector<int> by_first(n), by_last(n);
+  std::iota(by_first.begin(), by_first.end(), 0);
+  std::iota(by_last.begin(), by_last.end(), 0);
+  std::sort(by_first.begin(), by_first.end(), [&](int a, int b) { return r[a].first_step < r[b].first_step; });
+  std::sort(by_last.begin(), by_last.end(), [&](int a, int b) { return r[a].last_step < r[b].last_step; });
+  int added = 0;
+  for (int i : by_last) {
+    while (added < n && r[by_first[added]].first_step <= r[i].last_step) {
+      add(static_cast<int>(std::lower_bound(lasts.begin(), lasts.end(), r[by_first[added]].last_step) -
+                           lasts.begin()));
+      ++added;
+    }
+    const int rank = static_cast<int>(std::lower_bound(lasts.begin(), lasts.end(), r[i].first_step) - lasts.begin());
+    degree[i] = added - count_below(rank);
+    if (r[i].first_step <= r[i].last_step) --degree[i];  // i itself
+  }
   return degree;
 }
 
@@ -94,6 +117,39 @@ std::vector<int> OrderBy(const std::vector<BufferRequest>& r, Key key) {
     return a < b;
   });
   return order;
+}
+
+Clock::time_point DeadlineAfter(Clock::time_point start, double seconds) {
+  return start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(std::min(seconds, 1e7)));
+}
+
+// The greedy order `name` of GreedyOrderNames() (checked), given up (nullopt) at `deadline`.
+std::optional<Placement> GreedyUntil(const std::string& name, const std::vector<BufferRequest>& r,
+                                     internal::Deadline deadline) {
+  if (name == "greedy-by-size")
+    return PlaceFirstFit(
+        r, OrderBy(r, [&](int i) { return std::make_pair(r[i].bytes, Steps(r[i])); }), deadline);
+  if (name == "greedy-by-area")
+    return PlaceFirstFit(r, OrderBy(r, [&](int i) {
+                           return std::make_pair(static_cast<__int128>(r[i].bytes) * Steps(r[i]),
+                                                 r[i].bytes);
+                         }), deadline);
+  if (name == "greedy-by-lifetime")
+    return PlaceFirstFit(
+        r, OrderBy(r, [&](int i) { return std::make_pair(Steps(r[i]), r[i].bytes); }), deadline);
+  if (name == "greedy-by-conflicts") {
+    std::vector<int64_t> degree = ConflictDegrees(r);
+    return PlaceFirstFit(r, OrderBy(r, [&](int i) {
+                           return std::make_pair(static_cast<__int128>(r[i].bytes) * (degree[i] + 1),
+                                                 r[i].bytes);
+                         }), deadline);
+  }
+  if (name == "greedy-by-start")
+    return PlaceFirstFit(r, OrderBy(r, [&](int i) {
+                           return std::make_pair(-int64_t{r[i].first_step}, r[i].bytes);
+                         }), deadline);
+  SP_CHECK_MSG(name == "tflm", "unknown greedy order");
+  return internal::PlaceTflmGreedyUntil(r, deadline);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -171,9 +227,22 @@ class ExactSearch {
     floor_.assign(S, 0);
     rem_.assign(S, 0);
     cross_.assign(std::max(S, 1), 0);
-    for (const Item& it : items_) {
-      for (int t = it.s; t <= it.e; ++t) rem_[t] += it.size;
-      for (int t = it.s; t < it.e; ++t) ++cross_[t];
+    // Per section, by difference arrays (linear, however long the items live).
+    {
+      std::vector<int64_t> d_rem(S + 1, 0), d_cross(S + 1, 0);
+      for (const Item& it : items_) {
+        d_rem[it.s] += it.size;
+        d_rem[it.e + 1] -= it.size;
+        if (it.s < it.e) {
+          ++d_cross[it.s];
+          --d_cross[it.e];
+        }
+      }
+      int64_t rem = 0, cross = 0;
+      for (int t = 0; t < S; ++t) {
+        rem_[t] = rem += d_rem[t];
+        cross_[t] = static_cast<int>(cross += d_cross[t]);
+      }
     }
     placed_.assign(m, 0);
     offset_.assign(m, 0);
@@ -652,29 +721,51 @@ void RunWithStack(size_t bytes, F& f) {
   if (!ran) f();
 }
 
-// Independent of the search: aborts if a placement is invalid (internal invariant).
+// Independent of the search: aborts if a placement is invalid (internal invariant). A sweep over
+// time keeps the live buffers without a fixed offset in a set ordered by offset: they must be
+// disjoint, so each newcomer need only be compared with its neighbours there. Buffers with a fixed
+// offset (which may overlap each other) are compared with every live buffer.
 void CheckPlacement(const std::vector<BufferRequest>& r, const Placement& p) {
   SP_CHECK(p.offsets.size() == r.size());
-  std::vector<int> order(r.size());
-  std::iota(order.begin(), order.end(), 0);
-  std::sort(order.begin(), order.end(),
-            [&](int a, int b) { return r[a].first_step < r[b].first_step; });
-  for (size_t x = 0; x < order.size(); ++x) {
-    const BufferRequest& a = r[order[x]];
-    const int64_t oa = p.offsets[order[x]];
-    if (a.fixed_offset) {
-      SP_CHECK(oa == *a.fixed_offset);  // the caller's offset, whatever it is
+  for (size_t i = 0; i < r.size(); ++i) {
+    if (r[i].fixed_offset) {
+      SP_CHECK(p.offsets[i] == *r[i].fixed_offset);  // the caller's offset, whatever it is
     } else {
-      SP_CHECK(oa >= 0);
-      SP_CHECK(oa % std::max<int64_t>(1, a.alignment) == 0);
+      SP_CHECK(p.offsets[i] >= 0);
+      SP_CHECK(p.offsets[i] % std::max<int64_t>(1, r[i].alignment) == 0);
     }
-    for (size_t y = x + 1; y < order.size() && r[order[y]].first_step <= a.last_step; ++y) {
-      const BufferRequest& b = r[order[y]];
-      const int64_t ob = p.offsets[order[y]];
-      if (Occupies(a) && Occupies(b) && !(a.fixed_offset && b.fixed_offset))
-        SP_CHECK_MSG(oa + a.bytes <= ob || ob + b.bytes <= oa,
-                     "placement search produced overlapping buffers");
+  }
+  // Events: (step, 0 = leaves after the previous step / 1 = arrives, request).
+  std::vector<std::tuple<int64_t, int, int>> events;
+  for (size_t i = 0; i < r.size(); ++i)
+    if (Occupies(r[i])) {
+      events.emplace_back(r[i].first_step, 1, static_cast<int>(i));
+      events.emplace_back(int64_t{r[i].last_step} + 1, 0, static_cast<int>(i));
     }
+  std::sort(events.begin(), events.end());
+  auto disjoint = [&](int a, int b) {
+    return p.offsets[a] + r[a].bytes <= p.offsets[b] || p.offsets[b] + r[b].bytes <= p.offsets[a];
+  };
+  std::set<std::pair<int64_t, int>> live;  // (offset, request) of live buffers without a fixed offset
+  std::set<int> live_fixed;
+  for (const auto& [step, arrives, i] : events) {
+    const bool fixed = r[i].fixed_offset.has_value();
+    if (!arrives) {
+      if (fixed) live_fixed.erase(i);
+      else live.erase({p.offsets[i], i});
+      continue;
+    }
+    if (fixed) {
+      for (const auto& [offset, j] : live)
+        SP_CHECK_MSG(disjoint(i, j), "placement search produced overlapping buffers");
+      live_fixed.insert(i);
+      continue;
+    }
+    for (int j : live_fixed) SP_CHECK_MSG(disjoint(i, j), "placement search produced overlapping buffers");
+    auto [it, inserted] = live.insert({p.offsets[i], i});
+    if (it != live.begin()) SP_CHECK_MSG(disjoint(i, std::prev(it)->second), "placement search produced overlapping buffers");
+    if (std::next(it) != live.end())
+      SP_CHECK_MSG(disjoint(i, std::next(it)->second), "placement search produced overlapping buffers");
   }
   SP_CHECK(p.arena_bytes == ArenaOf(r, p.offsets));
 }
@@ -699,10 +790,10 @@ OptimalResult Solve(const std::vector<BufferRequest>& r, const OptimalOptions& o
   __int128 total = 0;
   for (const BufferRequest& b : r) total += std::max<int64_t>(0, b.bytes);
   const bool huge = total > (__int128{1} << 61);
-  if (!any_fixed && !huge && !done() && options.time_limit_s > 0) {
-    const auto deadline =
-        start + std::chrono::duration_cast<Clock::duration>(
-                    std::chrono::duration<double>(std::min(options.time_limit_s, 1e7)));
+  const auto deadline = DeadlineAfter(start, std::max(0.0, options.time_limit_s));
+  // A portfolio that used up the whole time limit leaves nothing for the search.
+  if (!any_fixed && !huge && !done() && options.time_limit_s > 0 && Clock::now() >= deadline) res.hit_limit = true;
+  if (!any_fixed && !huge && !done() && options.time_limit_s > 0 && Clock::now() < deadline) {
     SearchBudget budget{deadline, options.node_limit, 0};
     ExactSearch forward(r, &budget);
     // The mirror image in time has the same placements.
@@ -782,11 +873,7 @@ int64_t LiveBytesLowerBound(const std::vector<BufferRequest>& r) {
 }
 
 Placement PlaceGreedyByConflicts(const std::vector<BufferRequest>& r) {
-  std::vector<int64_t> degree = ConflictDegrees(r);
-  return PlaceFirstFit(r, OrderBy(r, [&](int i) {
-                         return std::make_pair(static_cast<__int128>(r[i].bytes) * (degree[i] + 1),
-                                               r[i].bytes);
-                       }));
+  return *GreedyUntil("greedy-by-conflicts", r, std::nullopt);
 }
 
 const std::vector<std::string>& GreedyOrderNames() {
@@ -798,24 +885,10 @@ const std::vector<std::string>& GreedyOrderNames() {
 
 StatusOr<Placement> PlaceGreedyByName(const std::string& name,
                                       const std::vector<BufferRequest>& r) {
-  if (name == "greedy-by-size")
-    return PlaceFirstFit(
-        r, OrderBy(r, [&](int i) { return std::make_pair(r[i].bytes, Steps(r[i])); }));
-  if (name == "greedy-by-area")
-    return PlaceFirstFit(r, OrderBy(r, [&](int i) {
-                           return std::make_pair(static_cast<__int128>(r[i].bytes) * Steps(r[i]),
-                                                 r[i].bytes);
-                         }));
-  if (name == "greedy-by-lifetime")
-    return PlaceFirstFit(
-        r, OrderBy(r, [&](int i) { return std::make_pair(Steps(r[i]), r[i].bytes); }));
-  if (name == "greedy-by-conflicts") return PlaceGreedyByConflicts(r);
-  if (name == "greedy-by-start")
-    return PlaceFirstFit(r, OrderBy(r, [&](int i) {
-                           return std::make_pair(-int64_t{r[i].first_step}, r[i].bytes);
-                         }));
-  if (name == "tflm") return PlaceTflmGreedy(r);
-  return InvalidArgument("unknown greedy placement '" + name + "'");
+  const auto& names = GreedyOrderNames();
+  if (std::find(names.begin(), names.end(), name) == names.end())
+    return InvalidArgument("unknown greedy placement '" + name + "'");
+  return *GreedyUntil(name, r, std::nullopt);
 }
 
 OptimalResult PlaceOptimal(const std::vector<BufferRequest>& r, const OptimalOptions& options) {
@@ -825,17 +898,31 @@ OptimalResult PlaceOptimal(const std::vector<BufferRequest>& r, const OptimalOpt
 
 OptimalResult PlaceBestOf(const std::vector<BufferRequest>& r, const OptimalOptions& options) {
   const auto start = Clock::now();
+  // With a time limit the portfolio stops at the deadline too; the first order always runs to the
+  // end, so that a complete placement comes back.
+  internal::Deadline deadline;
+  if (options.time_limit_s > 0) deadline = DeadlineAfter(start, options.time_limit_s);
   Placement best;
   std::string best_name;
+  bool cut = false;
   for (const std::string& name : GreedyOrderNames()) {
-    StatusOr<Placement> p = PlaceGreedyByName(name, r);
-    SP_CHECK(p.ok());
+    if (!best_name.empty() && deadline && Clock::now() >= *deadline) {
+      cut = true;
+      break;
+    }
+    std::optional<Placement> p = GreedyUntil(name, r, best_name.empty() ? std::nullopt : deadline);
+    if (!p) {
+      cut = true;
+      break;
+    }
     if (best_name.empty() || p->arena_bytes < best.arena_bytes) {
-      best = std::move(p).value();
+      best = std::move(*p);
       best_name = name;
     }
   }
-  return Solve(r, options, std::move(best), best_name, start);
+  OptimalResult res = Solve(r, options, std::move(best), best_name, start);
+  if (cut) res.hit_limit = true;
+  return res;
 }
 
 }  // namespace sramplan::placement

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <numeric>
 
+#include "placement/internal.h"
 #include "support/int_math.h"
 
 namespace sramplan::placement {
@@ -35,18 +36,6 @@ int64_t FindOffset(const std::vector<Placed>& busy, int64_t bytes, int64_t align
   return AlignUp(cursor, alignment);
 }
 
-std::vector<Placed> BusyAmong(const std::vector<BufferRequest>& r, const std::vector<int64_t>& offsets,
-                              const std::vector<bool>& placed, int i) {
-  std::vector<Placed> busy;
-  for (size_t j = 0; j < r.size(); ++j)
-    if (placed[j] && OverlapInTime(r[i], r[j]))
-      busy.push_back({static_cast<int>(j), offsets[j], offsets[j] + r[j].bytes});
-  std::sort(busy.begin(), busy.end(), [](const Placed& a, const Placed& b) {
-    return a.offset != b.offset ? a.offset < b.offset : a.index < b.index;
-  });
-  return busy;
-}
-
 Placement Finish(const std::vector<BufferRequest>& r, std::vector<int64_t> offsets) {
   Placement p;
   p.offsets = std::move(offsets);
@@ -55,19 +44,51 @@ Placement Finish(const std::vector<BufferRequest>& r, std::vector<int64_t> offse
 }
 
 // Places requests in `order`, each by FindOffset among already-placed time-overlapping buffers.
-Placement PlaceInOrder(const std::vector<BufferRequest>& r, const std::vector<int>& order, bool best_fit) {
+// Gives up (nullopt) once `deadline` has passed (checked every 64 buffers).
+std::optional<Placement> PlaceInOrder(const std::vector<BufferRequest>& r, const std::vector<int>& order,
+                                      bool best_fit, internal::Deadline deadline = std::nullopt) {
   std::vector<int64_t> offsets(r.size(), 0);
   std::vector<bool> placed(r.size(), false);
+  internal::PlacedTimeIndex index(r);
   // Fixed offsets first.
   for (size_t i = 0; i < r.size(); ++i)
     if (r[i].fixed_offset) {
       offsets[i] = *r[i].fixed_offset;
       placed[i] = true;
+      index.MarkPlaced(static_cast<int>(i));
     }
+  // First fit (the lowest offset that fits) does not depend on the order of the scan, so the
+  // index of free space answers it when every request has bytes and a proper live range.
+  const bool fast = !best_fit && std::all_of(r.begin(), r.end(), [](const BufferRequest& b) {
+    return b.bytes > 0 && b.first_step <= b.last_step;
+  });
+  std::optional<internal::FirstFitIndex> free_space;
+  if (fast) {
+    free_space.emplace(r);
+    for (size_t i = 0; i < r.size(); ++i)
+      if (placed[i]) free_space->Insert(r[i].first_step, r[i].last_step, offsets[i], offsets[i] + r[i].bytes);
+  }
+  std::vector<Placed> busy;
+  size_t count = 0;
   for (int i : order) {
+    if (deadline && (++count & 63) == 0 && std::chrono::steady_clock::now() >= *deadline) return std::nullopt;
     if (placed[i]) continue;
-    offsets[i] = FindOffset(BusyAmong(r, offsets, placed, i), r[i].bytes, r[i].alignment, best_fit);
+    if (fast) {
+      offsets[i] = free_space->LowestFit(r[i].first_step, r[i].last_step, r[i].bytes, r[i].alignment);
+      free_space->Insert(r[i].first_step, r[i].last_step, offsets[i], offsets[i] + r[i].bytes);
+      placed[i] = true;
+      continue;
+    }
+    // The placed buffers overlapping i in time, by offset (ties: index).
+    busy.clear();
+    index.ForEachPlacedOverlapping(r[i].first_step, r[i].last_step,
+                                   [&](int j) { busy.push_back({j, offsets[j], offsets[j] + r[j].bytes}); });
+    std::sort(busy.begin(), busy.end(), [](const Placed& a, const Placed& b) {
+      return a.offset != b.offset ? a.offset < b.offset : a.index < b.index;
+    });
+    offsets[i] = FindOffset(busy, r[i].bytes, r[i].alignment, best_fit);
     placed[i] = true;
+    index.MarkPlaced(i);
   }
   return Finish(r, std::move(offsets));
 }
@@ -94,10 +115,12 @@ Placement PlaceLinear(const std::vector<BufferRequest>& r) {
   std::iota(order.begin(), order.end(), 0);
   std::stable_sort(order.begin(), order.end(),
                    [&](int a, int b) { return r[a].first_step < r[b].first_step; });
-  return PlaceInOrder(r, order, /*best_fit=*/true);
+  return *PlaceInOrder(r, order, /*best_fit=*/true);
 }
 
-Placement PlaceTflmGreedy(const std::vector<BufferRequest>& r) {
+Placement PlaceTflmGreedy(const std::vector<BufferRequest>& r) { return *internal::PlaceTflmGreedyUntil(r, std::nullopt); }
+
+std::optional<Placement> internal::PlaceTflmGreedyUntil(const std::vector<BufferRequest>& r, Deadline deadline) {
   // Largest first; equal sizes keep their order of addition (TFLM's ReverseSortInPlace is a stable
   // bubble sort that swaps only strictly smaller neighbours).
   std::vector<int> order(r.size());
@@ -106,7 +129,7 @@ Placement PlaceTflmGreedy(const std::vector<BufferRequest>& r) {
     if (r[a].bytes != r[b].bytes) return r[a].bytes > r[b].bytes;
     return a < b;
   });
-  return PlaceInOrder(r, order, /*best_fit=*/false);
+  return PlaceInOrder(r, order, /*best_fit=*/false, deadline);
 }
 
 const std::vector<std::string>& PlacementNames() {

@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <limits>
 #include <map>
+#include <queue>
 #include <set>
 #include <unordered_map>
 
@@ -956,31 +957,58 @@ class Checker {
   }
 
   // No two sound buffers of a level live at the same step share a byte unless a legal declared
-  // overlap allows it. Sweep by first_step.
+  // overlap allows it. A sweep over steps: buffers enter in order of (first_step, offset) and leave
+  // after their last_step; the pieces of the live buffers sit in a map by start address, so a new
+  // buffer is compared only with live pieces that can reach its addresses (those starting below its
+  // end and no further below its start than the longest piece seen), not with every live buffer.
   void CheckOverlaps() {
     std::map<std::string, std::vector<const Buffer*>> by_level;
     for (size_t i = 0; i < p_.buffers.size(); ++i)
-      if (sound_[i]) by_level[p_.buffers[i].level].push_back(&p_.buffers[i]);
+      if (sound_[i] && p_.buffers[i].bytes > 0) by_level[p_.buffers[i].level].push_back(&p_.buffers[i]);
+    struct Piece {
+      int64_t hi;
+      size_t owner;  // index into the level's sorted list
+    };
     for (auto& [level, list] : by_level) {
       std::sort(list.begin(), list.end(), [](const Buffer* a, const Buffer* b) {
         return a->first_step != b->first_step ? a->first_step < b->first_step
                                               : a->offset < b->offset;
       });
-      for (size_t i = 0; i < list.size(); ++i)
-        for (size_t j = i + 1; j < list.size() && list[j]->first_step <= list[i]->last_step; ++j) {
+      std::multimap<int64_t, Piece> live;  // start address -> piece
+      std::vector<std::vector<std::multimap<int64_t, Piece>::iterator>> handles(list.size());
+      using Leave = std::pair<int, size_t>;  // (last_step, owner)
+      std::priority_queue<Leave, std::vector<Leave>, std::greater<Leave>> leaving;
+      int64_t longest = 0;
+      for (size_t j = 0; j < list.size(); ++j) {
+        if (r_.errors.size() >= 1000) return;
+        const Buffer& b = *list[j];
+        while (!leaving.empty() && leaving.top().first < b.first_step) {
+          for (auto it : handles[leaving.top().second]) live.erase(it);
+          handles[leaving.top().second].clear();
+          leaving.pop();
+        }
+        const auto pieces = BufferPieces(p_, b);
+        std::set<size_t> hit;  // live buffers sharing a byte with b
+        for (const auto& [blo, bhi] : pieces) {
+          auto it = live.lower_bound(blo > std::numeric_limits<int64_t>::min() + longest ? blo - longest
+                                                                                       : std::numeric_limits<int64_t>::min());
+          for (; it != live.end() && it->first < bhi; ++it)
+            if (it->second.hi > blo) hit.insert(it->second.owner);
+        }
+        for (size_t i : hit) {
           const Buffer& a = *list[i];
-          const Buffer& b = *list[j];
-          if (a.bytes == 0 || b.bytes == 0) continue;
-          bool space = false;
-          for (const auto& [alo, ahi] : BufferPieces(p_, a))
-            for (const auto& [blo, bhi] : BufferPieces(p_, b))
-              space = space || (alo < bhi && blo < ahi);
-          if (!space || allowed_.count({a.tensor, b.tensor})) continue;
+          if (allowed_.count({a.tensor, b.tensor})) continue;
           Err("buffers of '" + a.tensor + "' [" + Str(a.offset) + ", " + Str(a.offset + a.bytes) +
               ") and '" + b.tensor + "' [" + Str(b.offset) + ", " + Str(b.offset + b.bytes) +
               ") in level '" + level + "' overlap while both are live at step " +
               Str(std::max(a.first_step, b.first_step)));
         }
+        for (const auto& [blo, bhi] : pieces) {
+          longest = std::max(longest, bhi - blo);
+          handles[j].push_back(live.emplace(blo, Piece{bhi, j}));
+        }
+        leaving.emplace(b.last_step, j);
+      }
     }
   }
 

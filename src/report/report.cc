@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
 #include <unordered_map>
 
 #include "analysis/op_cost.h"
@@ -28,25 +29,98 @@ const plan::Level* ArenaLevel(const plan::Plan& p) {
   return nullptr;
 }
 
-// Bytes occupied in `level` at each step: the union of the live buffers' address ranges, so bytes
-// shared by a declared overlap count once.
-std::vector<int64_t> LivePerStep(const plan::Plan& p, const std::string& level) {
-  std::vector<std::vector<std::pair<int64_t, int64_t>>> at(std::max<size_t>(p.steps.size(), 1));
-  for (const auto& b : p.buffers)
-    if (b.level == level && b.bytes > 0)
-      for (int s = std::max(b.first_step, 0); s <= b.last_step && s < static_cast<int>(at.size()); ++s)
-        at[s].push_back({b.offset, b.offset + b.bytes});
-  std::vector<int64_t> live(at.size(), 0);
-  for (size_t s = 0; s < at.size(); ++s) {
-    std::sort(at[s].begin(), at[s].end());
-    int64_t end = -1;
-    for (const auto& [lo, hi] : at[s]) {
-      if (hi <= end) continue;
-      live[s] += hi - std::max(lo, end);
-      end = hi;
+// Length of the union of a changing set of address ranges: a segment tree over the distinct
+// range ends, counting per node how many ranges cover it whole.
+class UnionLength {
+ public:
+  explicit UnionLength(std::vector<int64_t> xs) : xs_(std::move(xs)) {
+    std::sort(xs_.begin(), xs_.end());
+    xs_.erase(std::unique(xs_.begin(), xs_.end()), xs_.end());
+    const size_t leaves = std::max<size_t>(xs_.size(), 2) - 1;
+    count_.assign(4 * leaves, 0);
+    length_.assign(4 * leaves, 0);
+  }
+  // Adds (delta 1) or removes (delta -1) [lo, hi), both among the constructor's values.
+  void Update(int64_t lo, int64_t hi, int delta) {
+    const int a = Index(lo), b = Index(hi);
+    if (a < b) Update(1, 0, static_cast<int>(xs_.size()) - 1, a, b, delta);
+  }
+  int64_t Length() const { return length_.empty() ? 0 : length_[1]; }
+
+ private:
+  int Index(int64_t x) const { return static_cast<int>(std::lower_bound(xs_.begin(), xs_.end(), x) - xs_.begin()); }
+  // Node covers [xs_[l], xs_[r]); update the elementary ranges [a, b).
+  void Update(int node, int l, int r, int a, int b, int delta) {
+    if (b <= l || r <= a) return;
+    if (a <= l && r <= b) {
+      count_[node] += delta;
+    } else {
+      const int mid = (l + r) / 2;
+      Update(2 * node, l, mid, a, b, delta);
+      Update(2 * node + 1, mid, r, a, b, delta);
     }
+    if (count_[node] > 0) length_[node] = xs_[r] - xs_[l];
+    else length_[node] = r - l > 1 ? length_[2 * node] + length_[2 * node + 1] : 0;
+  }
+  std::vector<int64_t> xs_;
+  std::vector<int> count_;
+  std::vector<int64_t> length_;
+};
+
+// Bytes occupied in `level` at each step: the union of the live buffers' address ranges, so bytes
+// shared by a declared overlap count once (from byte -1 up, as a sweep starting there counts). A
+// sweep over the steps that adds and removes each buffer once: n log n, not steps x buffers.
+std::vector<int64_t> LivePerStep(const plan::Plan& p, const std::string& level) {
+  const int steps = static_cast<int>(std::max<size_t>(p.steps.size(), 1));
+  struct Range {
+    int first, last;
+    int64_t lo, hi;
+  };
+  std::vector<Range> ranges;
+  std::vector<int64_t> xs;
+  for (const auto& b : p.buffers) {
+    if (b.level != level || b.bytes <= 0) continue;
+    const int first = std::max(b.first_step, 0), last = std::min(b.last_step, steps - 1);
+    const int64_t lo = std::max<int64_t>(b.offset, -1), hi = b.offset + b.bytes;
+    if (first > last || hi <= lo) continue;
+    ranges.push_back({first, last, lo, hi});
+    xs.push_back(lo);
+    xs.push_back(hi);
+  }
+  std::vector<std::vector<int>> starts(steps), ends(steps);
+  for (size_t k = 0; k < ranges.size(); ++k) {
+    starts[ranges[k].first].push_back(static_cast<int>(k));
+    ends[ranges[k].last].push_back(static_cast<int>(k));
+  }
+  UnionLength u(std::move(xs));
+  std::vector<int64_t> live(steps, 0);
+  for (int s = 0; s < steps; ++s) {
+    for (int k : starts[s]) u.Update(ranges[k].lo, ranges[k].hi, 1);
+    live[s] = u.Length();
+    for (int k : ends[s]) u.Update(ranges[k].lo, ranges[k].hi, -1);
   }
   return live;
+}
+
+// Per step, the highest end (offset + bytes, at least 0) of the arena buffers live there: a sweep
+// with the live ends in a multiset.
+std::vector<int64_t> HighWaterPerStep(const plan::Plan& p, int steps) {
+  std::vector<std::vector<int64_t>> starts(steps), ends(steps);
+  for (const auto& b : p.buffers) {
+    if (b.level != p.arena_level) continue;
+    const int first = std::max(b.first_step, 0), last = std::min(b.last_step, steps - 1);
+    if (first > last) continue;
+    starts[first].push_back(b.offset + b.bytes);
+    ends[last].push_back(b.offset + b.bytes);
+  }
+  std::vector<int64_t> high(steps, 0);
+  std::multiset<int64_t> live;
+  for (int s = 0; s < steps; ++s) {
+    live.insert(starts[s].begin(), starts[s].end());
+    if (!live.empty()) high[s] = std::max<int64_t>(0, *live.rbegin());
+    for (int64_t e : ends[s]) live.erase(live.find(e));
+  }
+  return high;
 }
 
 std::string Csv(const std::string& s) {
@@ -148,21 +222,40 @@ std::string MemoryMap(const plan::Plan& p, int width) {
   for (const auto& b : p.buffers)
     if (b.level == arena->name) bufs.push_back(&b);
   static const char kSyms[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
-  std::unordered_map<const plan::Buffer*, char> sym;
-  for (size_t i = 0; i < bufs.size(); ++i) sym[bufs[i]] = kSyms[i % (sizeof(kSyms) - 1)];
   std::string s = fmt::format("memory map of '{}' ({} B, {} B per column; '.' free, '*' shared)\n", arena->name,
                               size, (size + width - 1) / width);
   s += fmt::format("{:>5} {:<24} |{}| {:>10}\n", "step", "op", std::string(width, '-'), "live B");
   std::vector<int64_t> live = LivePerStep(p, arena->name);
-  for (size_t st = 0; st < p.steps.size(); ++st) {
-    std::string row(width, '.');
-    for (const auto* b : bufs) {
-      if (b->first_step > static_cast<int>(st) || b->last_step < static_cast<int>(st) || b->bytes == 0) continue;
-      int c0 = static_cast<int>(b->offset * width / size);
-      int c1 = static_cast<int>((b->offset + b->bytes - 1) * width / size);
-      for (int c = c0; c <= c1 && c < width; ++c) row[c] = row[c] == '.' ? sym[b] : '*';
+  // A column shows '.' when no live buffer covers it, the buffer's symbol when one does, '*' when
+  // more do. Per column: how many live buffers cover it and the xor of their indices (the index
+  // itself when there is one). Each buffer is added and removed once, not looked at every step.
+  const int num_steps = static_cast<int>(p.steps.size());
+  std::vector<std::vector<int>> starts(num_steps), ends(num_steps);
+  for (size_t i = 0; i < bufs.size(); ++i) {
+    const plan::Buffer* b = bufs[i];
+    if (b->bytes == 0 || b->first_step > b->last_step || b->last_step < 0 || b->first_step >= num_steps) continue;
+    starts[std::max(b->first_step, 0)].push_back(static_cast<int>(i));
+    ends[std::min(b->last_step, num_steps - 1)].push_back(static_cast<int>(i));
+  }
+  std::vector<int> cover(width, 0);
+  std::vector<size_t> xor_index(width, 0);
+  auto paint = [&](int i, int delta) {
+    const plan::Buffer* b = bufs[i];
+    int c0 = static_cast<int>(b->offset * width / size);
+    int c1 = static_cast<int>((b->offset + b->bytes - 1) * width / size);
+    for (int c = std::max(c0, 0); c <= c1 && c < width; ++c) {
+      cover[c] += delta;
+      xor_index[c] ^= static_cast<size_t>(i);
     }
+  };
+  for (int st = 0; st < num_steps; ++st) {
+    for (int i : starts[st]) paint(i, 1);
+    std::string row(width, '.');
+    for (int c = 0; c < width; ++c)
+      if (cover[c] == 1) row[c] = kSyms[xor_index[c] % (sizeof(kSyms) - 1)];
+      else if (cover[c] > 1) row[c] = '*';
     s += fmt::format("{:>5} {:<24} |{}| {:>10}\n", st, Truncate(p.steps[st].ops[0].name, 24), row, live[st]);
+    for (int i : ends[st]) paint(i, -1);
   }
   return s;
 }
@@ -213,11 +306,7 @@ std::string PerLayerCsv(const ir::Graph& g, const std::vector<plan::Plan>& plans
   for (const auto& op : g.ops()) ops[op.name] = &op;
   for (const auto& p : plans) {
     std::vector<int64_t> live = LivePerStep(p, p.arena_level);
-    std::vector<int64_t> high(live.size(), 0);
-    for (const auto& b : p.buffers)
-      if (b.level == p.arena_level)
-        for (int st = b.first_step; st <= b.last_step && st < static_cast<int>(high.size()); ++st)
-          high[st] = std::max(high[st], b.offset + b.bytes);
+    std::vector<int64_t> high = HighWaterPerStep(p, static_cast<int>(live.size()));
     for (const auto& st : p.steps)
       for (const auto& so : st.ops) {
         auto it = ops.find(so.name);

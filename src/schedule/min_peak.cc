@@ -222,8 +222,12 @@ bool SearchOrder(const MemProblem& m, int64_t bound, bool exact, const SearchLim
       });
       next.resize(o.beam_width);
     }
-    // The previous layer's ready lists are no longer needed (parents are walked by index).
-    for (Entry& pe : layers[k]) std::vector<int>().swap(pe.ready);
+    // The previous layer's ready lists and sets are no longer needed (parents are walked by
+    // index): keeping an n-bit set per state of every layer made memory quadratic in the ops.
+    for (Entry& pe : layers[k]) {
+      std::vector<int>().swap(pe.ready);
+      pe.set = Bits();
+    }
     layers.push_back(std::move(next));
   }
   const auto& last = layers[n];

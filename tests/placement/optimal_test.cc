@@ -42,6 +42,28 @@ void ExpectValid(const std::vector<BufferRequest>& r, const Placement& p) {
   EXPECT_EQ(arena, p.arena_bytes);
 }
 
+// ExpectValid for large instances: requests by first step, each compared with the later-starting
+// ones it overlaps in time (no fixed offsets).
+void ExpectValidFast(const std::vector<BufferRequest>& r, const Placement& p) {
+  ASSERT_EQ(p.offsets.size(), r.size());
+  std::vector<int> order(r.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::sort(order.begin(), order.end(), [&](int a, int b) { return r[a].first_step < r[b].first_step; });
+  int64_t arena = 0;
+  for (size_t x = 0; x < order.size(); ++x) {
+    const int i = order[x];
+    ASSERT_GE(p.offsets[i], 0);
+    ASSERT_EQ(p.offsets[i] % r[i].alignment, 0);
+    arena = std::max(arena, p.offsets[i] + r[i].bytes);
+    for (size_t y = x + 1; y < order.size() && r[order[y]].first_step <= r[i].last_step; ++y) {
+      const int j = order[y];
+      ASSERT_FALSE(p.offsets[i] < p.offsets[j] + r[j].bytes && p.offsets[j] < p.offsets[i] + r[i].bytes)
+          << "requests " << i << " and " << j << " overlap";
+    }
+  }
+  EXPECT_EQ(arena, p.arena_bytes);
+}
+
 // Independent exact optimum for tiny instances. Any placement can be rebuilt by taking its buffers
 // in increasing offset order and putting each at the lowest aligned offset where it fits (no
 // buffer moves up), so the best first-fit placement over all orders is optimal. Depth-first over
@@ -327,6 +349,37 @@ TEST(PlaceOptimal, TimeLimitIsHonoured) {
   ExpectValid(r, none.placement);
   EXPECT_EQ(none.nodes, 0);
   EXPECT_NE(none.method, "exact");
+}
+
+// Issue 12: the greedy portfolio honours the time limit too. 20,000 buffers (many live to the end,
+// as graph outputs are) with a limit far below what the portfolio and the search need: the call
+// returns a complete, valid placement and says whether it is proved optimal (never wall times).
+TEST(PlaceBestOf, TimeLimitCutsThePortfolioOnLargeInstances) {
+  std::mt19937 rng(8);
+  const int n = 20000;
+  std::vector<BufferRequest> r;
+  for (int i = 0; i < n; ++i) {
+    const int first = i;
+    const int last = rng() % 8 == 0 ? n - 1 : std::min(n - 1, i + 1 + static_cast<int>(rng() % 8));
+    r.push_back({i, 16 * (1 + static_cast<int64_t>(rng() % 128)), 16, first, last, {}});
+  }
+  OptimalOptions o = Limits(0.001);
+  o.capacity = int64_t{1} << 40;
+  OptimalResult res = PlaceBestOf(r, o);
+  ExpectValidFast(r, res.placement);
+  EXPECT_FALSE(res.method.empty());
+  EXPECT_GE(res.placement.arena_bytes, res.lower_bound);
+  EXPECT_TRUE(res.fits_capacity);
+  if (res.proved_optimal) {
+    EXPECT_EQ(res.placement.arena_bytes, res.proved_lower_bound);
+  } else {
+    EXPECT_TRUE(res.hit_limit);  // cut by the limit: not proved, and it says so
+    EXPECT_LT(res.proved_lower_bound, res.placement.arena_bytes);
+  }
+  // Without a time limit the same portfolio runs every order: never worse than the cut one.
+  OptimalResult full = PlaceBestOf(r, Limits(0));
+  ExpectValidFast(r, full.placement);
+  EXPECT_LE(full.placement.arena_bytes, res.placement.arena_bytes);
 }
 
 TEST(PlaceOptimal, Capacity) {

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <random>
 
 namespace sramplan::placement {
@@ -108,6 +109,64 @@ TEST(Placement, RandomRequestsAlwaysValid) {
 
 TEST(Placement, UnknownNameIsAnError) {
   EXPECT_FALSE(PlaceByName("magic", {}).ok());
+}
+
+
+// The TFLM rule written as the plain scan (every placed buffer looked at, sorted by offset), to
+// check that the placement's free-space index gives the same offsets on random instances: sizes
+// with and without alignment, zero-byte buffers, fixed offsets and live ranges from one step to
+// most of the run.
+std::vector<int64_t> ReferenceTflm(const std::vector<BufferRequest>& r) {
+  std::vector<int> order(r.size());
+  for (size_t i = 0; i < r.size(); ++i) order[i] = static_cast<int>(i);
+  std::stable_sort(order.begin(), order.end(), [&](int a, int b) { return r[a].bytes > r[b].bytes; });
+  std::vector<int64_t> offsets(r.size(), 0);
+  std::vector<bool> placed(r.size(), false);
+  for (size_t i = 0; i < r.size(); ++i)
+    if (r[i].fixed_offset) {
+      offsets[i] = *r[i].fixed_offset;
+      placed[i] = true;
+    }
+  for (int i : order) {
+    if (placed[i]) continue;
+    std::vector<std::pair<int64_t, int64_t>> busy;
+    for (size_t j = 0; j < r.size(); ++j)
+      if (placed[j] && OverlapInTime(r[i], r[j])) busy.push_back({offsets[j], offsets[j] + r[j].bytes});
+    std::sort(busy.begin(), busy.end());
+    const int64_t a = std::max<int64_t>(1, r[i].alignment);
+    auto align = [&](int64_t v) { return (v + a - 1) / a * a; };
+    int64_t cursor = 0, offset = -1;
+    for (auto [lo, hi] : busy) {
+      if (align(cursor) + r[i].bytes <= lo) {
+        offset = align(cursor);
+        break;
+      }
+      cursor = std::max(cursor, hi);
+    }
+    offsets[i] = offset >= 0 ? offset : align(cursor);
+    placed[i] = true;
+  }
+  return offsets;
+}
+
+TEST(TflmGreedy, SameOffsetsAsThePlainScan) {
+  std::mt19937 rng(12);
+  for (int trial = 0; trial < 300; ++trial) {
+    const int n = 1 + static_cast<int>(rng() % 120), steps = 1 + static_cast<int>(rng() % 60);
+    std::vector<BufferRequest> r;
+    for (int i = 0; i < n; ++i) {
+      BufferRequest b;
+      b.id = i;
+      b.bytes = trial % 7 == 0 && rng() % 10 == 0 ? 0 : 1 + static_cast<int64_t>(rng() % 6) * 16 + (trial % 2 ? rng() % 16 : 0);
+      b.alignment = trial % 3 == 0 ? 8 : 1;
+      b.first_step = static_cast<int>(rng() % steps);
+      b.last_step = rng() % 4 == 0 ? steps - 1 : std::min(steps - 1, b.first_step + static_cast<int>(rng() % 5));
+      if (trial % 5 == 0 && rng() % 8 == 0) b.fixed_offset = static_cast<int64_t>(rng() % 8) * 32;
+      r.push_back(b);
+    }
+    Placement p = PlaceTflmGreedy(r);
+    ASSERT_EQ(p.offsets, ReferenceTflm(r)) << "trial " << trial;
+  }
 }
 
 }  // namespace
