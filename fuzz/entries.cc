@@ -18,6 +18,7 @@
 #include "plan/plan.h"
 #include "plan/verifier.h"
 #include "target/target.h"
+#include "test_graphs.h"
 
 namespace sramplan::fuzz {
 namespace {
@@ -190,30 +191,11 @@ int CheckImported(const StatusOr<ir::Graph>& g, const std::string& what) {
   return CheckGraph(*g);
 }
 
-// The bottleneck of tests/test_graphs.h: a small int8 NHWC graph the target entry plans on every
-// target it loads (tflm and vmcu), so the target's fields reach the planners.
-constexpr const char* kProbeGraph = R"({
-  "format": "sramplan-graph", "version": 1, "name": "probe", "layout": "NHWC", "dtype": "int8",
-  "tensors": [
-    {"name": "x", "shape": [1, 10, 10, 16], "kind": "input"},
-    {"name": "we", "shape": [32, 1, 1, 16], "kind": "constant"},
-    {"name": "wd", "shape": [32, 3, 3, 1], "kind": "constant"},
-    {"name": "wp", "shape": [16, 1, 1, 32], "kind": "constant"},
-    {"name": "e"}, {"name": "d"}, {"name": "p"},
-    {"name": "y", "kind": "output"}
-  ],
-  "ops": [
-    {"name": "pw", "type": "Conv", "inputs": ["x", "we"], "outputs": ["e"], "attrs": {"kernel_shape": [1, 1], "activation": "relu6"}},
-    {"name": "dw", "type": "Conv", "inputs": ["e", "wd"], "outputs": ["d"],
-     "attrs": {"kernel_shape": [3, 3], "pads": [1, 1, 1, 1], "group": 32, "activation": "relu6"}},
-    {"name": "pj", "type": "Conv", "inputs": ["d", "wp"], "outputs": ["p"], "attrs": {"kernel_shape": [1, 1]}},
-    {"name": "add", "type": "Add", "inputs": ["p", "x"], "outputs": ["y"]}
-  ]
-})";
-
+// The bottleneck graph of tests/test_graphs.h (kBottleneckGraph): a small int8 NHWC graph the target
+// entry plans on every target it loads (tflm and vmcu), so the target's fields reach the planners.
 const ir::Graph& ProbeGraph() {
   static const ir::Graph* g = [] {
-    StatusOr<ir::Graph> r = import::ImportNativeJson(kProbeGraph, "probe.graph.json", import::ImportOptions());
+    StatusOr<ir::Graph> r = import::ImportNativeJson(testing::kBottleneckGraph, "probe.graph.json", import::ImportOptions());
     if (!r.ok()) DefaultBugHandler("the probe graph does not import: " + r.status().message());
     return new ir::Graph(std::move(r).value());
   }();

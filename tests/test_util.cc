@@ -62,4 +62,10 @@ analysis::Schedule PlanOrder(const ir::Graph& g, const plan::Plan& p) {
   return s;
 }
 
+CliRun Cli(const std::string& args) {
+  CliRun r;
+  r.rc = RunCli(args, &r.out, &r.err);
+  return r;
+}
+
 }  // namespace sramplan::testing

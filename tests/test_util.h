@@ -16,6 +16,13 @@ std::string WriteTempFile(const std::string& name, const std::string& content);
 // Runs build/sramplan with `args` (shell-quoted by the caller); returns the exit code and fills
 // stdout/stderr.
 int RunCli(const std::string& args, std::string* out, std::string* err);
+// RunCli's exit code, stdout and stderr together.
+struct CliRun {
+  int rc = -1;
+  std::string out, err;
+  std::string all() const { return out + err; }
+};
+CliRun Cli(const std::string& args);
 // The operator order a plan runs (its steps' ops, in order), as op ids of `g`.
 analysis::Schedule PlanOrder(const ir::Graph& g, const plan::Plan& p);
 

@@ -14,16 +14,6 @@ namespace {
 
 std::string Q(const std::string& s) { return "'" + s + "'"; }
 
-struct CliRun {
-  int rc;
-  std::string out, err;
-};
-
-CliRun Cli(const std::string& args) {
-  CliRun r;
-  r.rc = RunCli(args, &r.out, &r.err);
-  return r;
-}
 
 void Expect(const std::string& args, int rc, const std::string& needle) {
   CliRun r = Cli(args);

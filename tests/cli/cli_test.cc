@@ -15,16 +15,6 @@ namespace {
 
 std::string Q(const std::string& s) { return "'" + s + "'"; }
 
-struct CliRun {
-  int rc;
-  std::string out, err;
-};
-
-CliRun Cli(const std::string& args) {
-  CliRun r;
-  r.rc = RunCli(args, &r.out, &r.err);
-  return r;
-}
 
 void ExpectBadInput(const std::string& args, const std::string& needle) {
   CliRun r = Cli(args);

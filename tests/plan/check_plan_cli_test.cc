@@ -23,18 +23,6 @@ using nlohmann::json;
 
 std::string Q(const std::string& s) { return "'" + s + "'"; }
 
-struct CliRun {
-  int rc = -1;
-  std::string out, err;
-  std::string all() const { return out + err; }
-};
-
-CliRun Cli(const std::string& args) {
-  CliRun r;
-  r.rc = RunCli(args, &r.out, &r.err);
-  return r;
-}
-
 // Plans `model` with the CLI and returns the plan JSON.
 json PlanJson(const std::string& name, const std::string& model, const std::string& flags) {
   const std::string path = WriteTempFile(name + ".plan.json", "");
