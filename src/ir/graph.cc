@@ -284,6 +284,13 @@ Status VerifyGraph(const Graph& g) {
                                "', which no op produces and which is not a graph input or constant");
       }
     }
+    // A view op shares its input's bytes; the executors and codegen run no kernel for it. A view of
+    // a constant would need a copy (and, in int8, the constant's quantisation), which nothing runs.
+    if (IsViewOp(op.type) && !op.inputs.empty() && g.tensor(op.inputs[0]).kind == TensorKind::kConstant)
+      return InvalidArgument("op '" + op.name + "' (" + op.type + ") takes the constant '" +
+                             g.tensor(op.inputs[0]).name +
+                             "' as its data input; sramplan runs view ops only on activations: fold the op "
+                             "into the constant (give the constant the output's shape) or remove it");
     for (TensorId out : op.outputs) {
       const Tensor& t = g.tensor(out);
       if (t.kind == TensorKind::kInput || t.kind == TensorKind::kConstant)

@@ -143,6 +143,13 @@ StatusOr<Shapes> InferOutputShapes(const Graph& g, const Op& op) {
   if (IsUnaryElementwise(t) || t == "Softmax" || t == "LogSoftmax" ||
       t == "LayerNormalization" || t == "Identity" || t == "Dropout") {
     SP_RETURN_IF_ERROR(need(1));
+    if (t == "Softmax" || t == "LogSoftmax" || t == "LayerNormalization") {
+      const int64_t r = static_cast<int64_t>(in(0).size());
+      const int64_t axis = op.attrs.GetInt("axis", -1);
+      if (axis < -r || axis >= r)
+        return Bad(op, "axis " + std::to_string(axis) + " is out of range for an input of rank " + std::to_string(r) +
+                           " (give an axis in [" + std::to_string(-r) + ", " + std::to_string(r - 1) + "])");
+    }
     return Shapes{in(0)};
   }
   if (IsBinaryElementwise(t)) {
