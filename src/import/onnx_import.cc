@@ -2441,9 +2441,16 @@ Status Importer::Canonicalize() {
     auto it = alias.find(s);
     return it == alias.end() ? s : it->second;
   };
+  // ONNX node names are optional and need not be unique; sramplan addresses ops by name, so a node
+  // without one is named '<op_type>_<index>' and a repeated name gets a '_<k>' suffix.
+  std::set<std::string> op_names;
+  int node_index = 0;
   for (const auto& n : g.node()) {
     NodeRec r;
-    r.name = n.name();
+    const std::string base = n.name().empty() ? n.op_type() + "_" + std::to_string(node_index) : n.name();
+    ++node_index;
+    r.name = base;
+    for (int k = 1; !op_names.insert(r.name).second; ++k) r.name = base + "_" + std::to_string(k);
     r.type = n.op_type();
     for (const auto& i : n.input()) r.inputs.push_back(i.empty() ? i : resolve(i));
     r.outputs.assign(n.output().begin(), n.output().end());

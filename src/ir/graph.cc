@@ -262,6 +262,13 @@ Status VerifyGraph(const Graph& g) {
     if (!bytes || *bytes > kMaxBytes)
       return InvalidArgument("tensor '" + t.name + "' " + ShapeStr(t.shape) + " is too large");
   }
+  std::set<std::string> op_names;
+  for (const Op& op : g.ops()) {
+    if (op.name.empty()) return InvalidArgument("op #" + std::to_string(op.id.value()) + " (" + op.type + ") has no name");
+    if (!op_names.insert(op.name).second)
+      return InvalidArgument("op name '" + op.name + "' is used twice; op names must be unique (plans and reports "
+                             "address ops by name)");
+  }
   // Producers and execution order.
   std::vector<int> produced_by(g.num_tensors(), -1);
   for (const Op& op : g.ops()) {
