@@ -68,6 +68,15 @@ static SP_ALWAYS_INLINE int32_t sp_mbqm(int32_t x, int32_t multiplier, int32_t s
   return sp_rdbpot(sp_srdhm(shifted, multiplier), right);
 }
 
+/* sp_mbqm(x, multiplier, shift) + zero_point without signed overflow: the product is first clamped to
+ * +-2^30 (any value that large saturates every int8/int16 output anyway, and |zero_point| < 2^16), so
+ * the result equals the plain sum whenever that does not overflow. */
+static SP_ALWAYS_INLINE int32_t sp_mbqm_zp(int32_t x, int32_t multiplier, int32_t shift, int32_t zero_point) {
+  int32_t v = sp_mbqm(x, multiplier, shift);
+  v = v > (1 << 30) ? (1 << 30) : (v < -(1 << 30) ? -(1 << 30) : v);
+  return v + zero_point;
+}
+
 /* ---- N-D iteration --------------------------------------------------------------------------
  * Iterates the multi-index over dims[0..rank-1) of a shape (all but the innermost axis; the caller
  * loops the innermost axis itself) and keeps the element offset of up to SP_ITER_OPS operands. */

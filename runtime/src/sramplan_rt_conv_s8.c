@@ -62,7 +62,7 @@ static inline void tap_range(int32_t i0, int32_t k, int32_t d, int32_t n, int32_
 
 static inline int8_t requant_out(int32_t acc, const sp_requant_t* rq, int32_t out_zp,
                                  int32_t act_min, int32_t act_max) {
-  int32_t v = sp_mbqm(acc, rq->multiplier, rq->shift) + out_zp;
+  int32_t v = sp_mbqm_zp(acc, rq->multiplier, rq->shift, out_zp);
   return (int8_t)sp_clamp_i32(v, act_min, act_max);
 }
 

@@ -48,7 +48,7 @@ static sp_status_t add_sub_s8(const sp_tensor_t* a_desc, const int8_t* a,
       const int32_t s1 = sp_mbqm(x1, p->in1_rq.multiplier, p->in1_rq.shift);
       const int32_t s2 = sp_mbqm(x2, p->in2_rq.multiplier, p->in2_rq.shift);
       const int32_t raw = sign > 0 ? s1 + s2 : s1 - s2;
-      const int32_t v = sp_mbqm(raw, p->out_rq.multiplier, p->out_rq.shift) + p->out_zp;
+      const int32_t v = sp_mbqm_zp(raw, p->out_rq.multiplier, p->out_rq.shift, p->out_zp);
       po[i * ist[2]] = (int8_t)sp_clamp_i32(v, p->act_min, p->act_max);
     }
   } while (sp_iter_next(&it));
@@ -84,7 +84,7 @@ sp_status_t sp_mul_s8(const sp_tensor_t* a_desc, const int8_t* a, const sp_tenso
     for (i = 0; i < inner; ++i) {
       const int32_t x1 = (int32_t)pa[i * ist[0]] - p->in1_zp;
       const int32_t x2 = (int32_t)pb[i * ist[1]] - p->in2_zp;
-      const int32_t v = sp_mbqm(x1 * x2, p->rq.multiplier, p->rq.shift) + p->out_zp;
+      const int32_t v = sp_mbqm_zp(x1 * x2, p->rq.multiplier, p->rq.shift, p->out_zp);
       po[i * ist[2]] = (int8_t)sp_clamp_i32(v, p->act_min, p->act_max);
     }
   } while (sp_iter_next(&it));
@@ -132,7 +132,7 @@ sp_status_t sp_requantize_s8(const sp_tensor_t* in_desc, const int8_t* in, int32
     const int8_t* pi = in + it.off[0];
     int8_t* po = out + it.off[1];
     for (i = 0; i < inner; ++i) {
-      const int32_t v = sp_mbqm((int32_t)pi[i * ist[0]] - in_zp, rq.multiplier, rq.shift) + out_zp;
+      const int32_t v = sp_mbqm_zp((int32_t)pi[i * ist[0]] - in_zp, rq.multiplier, rq.shift, out_zp);
       po[i * ist[1]] = (int8_t)sp_clamp_i32(v, -128, 127);
     }
   } while (sp_iter_next(&it));

@@ -175,7 +175,7 @@ sp_status_t sp_global_avg_pool_requant_s8(const sp_tensor_t* in_desc, const int8
     for (c = 0; c < in_desc->dims[1]; ++c) {
       const int32_t sum = plane_sum(in + n * in_desc->strides[0] + c * in_desc->strides[1], in_desc) -
                           count * in_zp;
-      const int32_t v = sp_mbqm(sum, rq.multiplier, rq.shift) + out_zp;
+      const int32_t v = sp_mbqm_zp(sum, rq.multiplier, rq.shift, out_zp);
       out[n * out_desc->strides[0] + c * out_desc->strides[1]] =
           (int8_t)sp_clamp_i32(v, act_min, act_max);
     }

@@ -33,7 +33,7 @@ static SP_ALWAYS_INLINE int32_t seg_dot(const int8_t* x, const int8_t* w, int32_
 
 static SP_ALWAYS_INLINE int8_t seg_requant(int32_t acc, const sp_requant_t* rq, int32_t out_zp,
                                  int32_t act_min, int32_t act_max) {
-  const int32_t v = sp_mbqm(acc, rq->multiplier, rq->shift) + out_zp;
+  const int32_t v = sp_mbqm_zp(acc, rq->multiplier, rq->shift, out_zp);
   return (int8_t)sp_clamp_i32(v, act_min, act_max);
 }
 
@@ -43,7 +43,7 @@ static inline int8_t seg_add(int32_t a, int32_t b, const sp_add_s8_params_t* p) 
   const int32_t x2 = (b - p->in2_zp) * (1 << p->left_shift);
   const int32_t s1 = sp_mbqm(x1, p->in1_rq.multiplier, p->in1_rq.shift);
   const int32_t s2 = sp_mbqm(x2, p->in2_rq.multiplier, p->in2_rq.shift);
-  const int32_t v = sp_mbqm(s1 + s2, p->out_rq.multiplier, p->out_rq.shift) + p->out_zp;
+  const int32_t v = sp_mbqm_zp(s1 + s2, p->out_rq.multiplier, p->out_rq.shift, p->out_zp);
   return (int8_t)sp_clamp_i32(v, p->act_min, p->act_max);
 }
 
