@@ -10,6 +10,8 @@
 #   FORMAT         some of: onnx graph mcunet model target placement_csv plan (default: all)
 #   --if-available exit 0 with a message when clang++ cannot build libFuzzer binaries (scripts/test.sh)
 # Environment: FUZZ_OUT=DIR keeps corpora, logs and artifacts in DIR (default: a new /tmp directory);
+#   FUZZ_SEED=N (default 1) seeds libFuzzer's mutations, so a run starts with the same inputs each time
+#   (FUZZ_SEED=0: a random seed, for long local campaigns);
 #   FUZZ_KEEP_GOING=1 keeps fuzzing after a crash (libFuzzer -fork=1 -ignore_crashes=1 ...), to collect
 #   every distinct crash of a long run; the exit code is still 1 if any was found.
 # Reproduce a crash: build-fuzz/fuzz/fuzz_<format> <reproducer>; then save it as
@@ -65,7 +67,7 @@ for f in "${formats[@]}"; do
     rel="${file#tests/fuzz/$f/}"
     cp "$file" "$corpus/${rel//\//_}"
   done < <(find "tests/fuzz/$f" -type f -not -path '*/regressions-pending/*' -print0)
-  args=(-max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1
+  args=(-max_total_time="$seconds" -seed="${FUZZ_SEED:-1}" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1
         -artifact_prefix="$artifacts/")
   dict="tests/fuzz/$f.dict"
   [[ "$f" == model ]] && dict="tests/fuzz/graph.dict"

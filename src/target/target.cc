@@ -246,6 +246,11 @@ StatusOr<Target> FromJsonImpl(const json& doc, const std::string& name, std::str
   }
   if (t.weight_level < 0)
     return InvalidArgument("target '" + t.name + "' has no level that holds weights");
+  if (t.weight_level == t.arena_level)
+    return InvalidArgument("target '" + t.name + "': level '" + t.levels[t.arena_level].name +
+                           "' is both the arena level and the weight level; sramplan lays the weights out in "
+                           "a level of their own (flash or DRAM): set \"weight_level\" (or \"arena_level\") to "
+                           "another level");
   return t;
 }
 

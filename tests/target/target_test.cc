@@ -94,7 +94,8 @@ TEST(TargetInputs, ComputeValuesAreReadExactly) {
   EXPECT_TRUE(Has(m, "target 'pe': compute.pe_cols: must be an integer in [1, 2^31), got 2147483648")) << m;
   // Two valid values of 65536: their product is the MACs per cycle, not "compute values must be positive".
   auto t = LoadTarget(TargetFile("t_pe2.json", R"({"name": "pe2", "levels": [{"name": "s", "capacity": 1024,
-      "holds": ["activations", "weights"]}], "compute": {"pe_rows": 65536, "pe_cols": 65536}})"));
+      "holds": ["activations"]}, {"name": "f", "kind": "flash", "capacity": 4096, "holds": ["weights"]}],
+      "compute": {"pe_rows": 65536, "pe_cols": 65536}})"));
   ASSERT_TRUE(t.ok()) << t.status().message();
   EXPECT_EQ(t->compute.macs_per_cycle, int64_t{1} << 32);
   m = Message(TargetFile("t_pe3.json", R"({"name": "pe3", "levels": [{"name": "s", "capacity": 1024}],
@@ -151,6 +152,14 @@ TEST(TargetInputs, HugeNumbersAndDeepNestingAreErrors) {
 TEST(TargetInputs, EndlessFilesAreRefusedAtOnce) {
   std::string m = Message("/dev/zero");
   EXPECT_TRUE(Has(m, "target '/dev/zero': the file is not a JSON object: it starts with 0x00")) << m;
+}
+
+// Found by fuzzing: one level as both the arena and the weight level made every planner lay weights and
+// activations over each other from offset 0 (a plan the verifier rejected as an internal error).
+TEST(TargetInputs, ArenaAndWeightLevelMustDiffer) {
+  const std::string m = Message(TargetFile("t_one.json", R"({"name": "one", "levels": [{"name": "s", "capacity": 1024,
+      "holds": ["activations", "weights"]}]})"));
+  EXPECT_TRUE(Has(m, "target 'one': level 's' is both the arena level and the weight level")) << m;
 }
 
 }  // namespace
