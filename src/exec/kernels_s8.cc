@@ -839,7 +839,7 @@ StatusOr<OpCalls> BuildCallsS8(const ir::Graph& g, const ir::Op& op, const Quant
     int32_t lo = -128, hi = 127;
     auto q8 = [&](double v) {
       double r = std::round(v / qi.scale) + qi.zp;
-      return static_cast<int32_t>(std::clamp(r, -128.0, 127.0));
+      return std::isnan(r) ? qi.zp : static_cast<int32_t>(std::clamp(r, -128.0, 127.0));  // NaN (no usable scale): the zero point
     };
     if (t == "Relu") {
       lo = std::max(-128, qi.zp);

@@ -79,7 +79,7 @@ void Params(double lo, double hi, double* scale, int32_t* zp) {
   *scale = std::max((hi - lo) / 255.0, kMinScale);
   *scale = static_cast<float>(*scale);  // what QuantParams stores
   double z = RoundHalfAway(-128.0 - lo / *scale);
-  *zp = static_cast<int32_t>(std::clamp(z, -128.0, 127.0));
+  *zp = std::isnan(z) ? 0 : static_cast<int32_t>(std::clamp(z, -128.0, 127.0));
 }
 
 ir::QuantParams PerTensor(double scale, int32_t zp) {
@@ -392,7 +392,7 @@ StatusOr<QuantizedModel> Quantize(const ir::Graph& g8, const ir::Graph& gf,
           std::isfinite(f[k])
               ? RoundHalfAway(beta * f[k] / (static_cast<double>(in.scale[0]) * alpha * w.scale[k]))
               : 0.0;
-      int32_t i = static_cast<int32_t>(std::clamp(v, -2147483648.0, 2147483647.0));
+      int32_t i = std::isnan(v) ? 0 : static_cast<int32_t>(std::clamp(v, -2147483648.0, 2147483647.0));
       std::memcpy(out.data() + 4 * k, &i, 4);
     }
     q.params[b.id.value()] = std::move(p);

@@ -1,6 +1,7 @@
 #include "ir/shape_inference.h"
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 
 #include "support/int_math.h"
@@ -144,6 +145,10 @@ StatusOr<Shapes> InferOutputShapes(const Graph& g, const Op& op) {
   if (IsUnaryElementwise(t) || t == "Softmax" || t == "LogSoftmax" ||
       t == "LayerNormalization" || t == "Identity" || t == "Dropout") {
     SP_RETURN_IF_ERROR(need(1));
+    if (t == "Clip")
+      for (const char* bound : {"min", "max"})
+        if (op.attrs.Has(bound) && std::isnan(op.attrs.GetFloat(bound, 0)))
+          return Bad(op, std::string("its '") + bound + "' is NaN; give a number or leave it out");
     if (t == "Softmax" || t == "LogSoftmax" || t == "LayerNormalization") {
       const int64_t r = static_cast<int64_t>(in(0).size());
       const int64_t axis = op.attrs.GetInt("axis", -1);
