@@ -31,7 +31,10 @@ bool IsPointwise(const ir::Graph& g, const ir::Op& op) {
   auto st = op.attrs.GetInts("strides", {1, 1});
   auto pads = op.attrs.GetInts("pads", {0, 0, 0, 0});
   bool zero_pads = std::all_of(pads.begin(), pads.end(), [](int64_t v) { return v == 0; });
+  // Dilation does not change a 1x1 kernel, but the verifier recognises fused groups only with
+  // dilations 1 (found by fuzzing: a dilated 1x1 projection was fused and its plan rejected).
   return k == std::vector<int64_t>{1, 1} && st == std::vector<int64_t>{1, 1} && zero_pads &&
+         op.attrs.GetInts("dilations", {1, 1}) == std::vector<int64_t>{1, 1} &&
          g.tensor(op.inputs[0]).shape.size() == 4;
 }
 
