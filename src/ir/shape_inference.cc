@@ -219,6 +219,13 @@ StatusOr<Shapes> InferOutputShapes(const Graph& g, const Op& op) {
     if (op.attrs.GetInt("transA", 0)) std::swap(a[0], a[1]);
     if (op.attrs.GetInt("transB", 0)) std::swap(b[0], b[1]);
     if (a[1] != b[0]) return Bad(op, "inner dimensions differ: " + S(a) + " x " + S(b));
+    if (op.inputs.size() >= 3) {
+      // The bias C must broadcast to the output [M, N] (ONNX: unidirectional broadcasting).
+      const Shape c = in(2), y = {a[0], b[1]};
+      auto bc = BroadcastShapes(c, y);
+      if (c.size() > 2 || !bc || *bc != y)
+        return Bad(op, "bias " + S(c) + " does not broadcast to the output " + S(y));
+    }
     return Shapes{{a[0], b[1]}};
   }
   if (t == "MatMul") {
