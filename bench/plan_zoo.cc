@@ -59,7 +59,7 @@ int main(int argc, char** argv) {
       auto target = sp::target::LoadTarget(tname);
       if (!target.ok()) return 1;
       std::map<std::string, sp::plan::Plan> plans;
-      for (const auto& s : sp::driver::Strategies()) {
+      for (const auto& s : sp::driver::StrategiesOf(sp::driver::Family::kTensor)) {
         auto t1 = Clock::now();
         auto p = sp::driver::RunStrategy(*g, *target, s.name, {});
         plan_ms += std::chrono::duration<double, std::milli>(Clock::now() - t1).count();
@@ -94,7 +94,7 @@ int main(int argc, char** argv) {
     }
   }
   md << "\nTotal planning time (" << models.size() << " models x " << targets.size() << " targets x "
-     << sp::driver::Strategies().size() << " strategies, including verification): " << plan_ms
+     << sp::driver::StrategiesOf(sp::driver::Family::kTensor).size() << " strategies, including verification): " << plan_ms
      << " ms; import: " << import_ms << " ms.\n";
   nlohmann::ordered_json doc = {{"benchmark", "plan_zoo"}, {"machine", Machine()}, {"build", "release"},
                                 {"plan_ms_total", plan_ms}, {"import_ms_total", import_ms}, {"results", results}};

@@ -168,7 +168,7 @@ void VerifyModel(const std::string& path, const std::string& dtype, const sp::ta
   base.model = name;
   base.dtype = dtype;
   auto fail_all = [&](const std::string& stage, const sp::Status& s) {
-    for (const auto& st : sp::driver::Strategies()) {
+    for (const auto& st : sp::driver::StrategiesOf(sp::driver::Family::kTensor)) {
       Row r = base;
       r.strategy = st.name;
       r.status = StatusWord(s);
@@ -197,7 +197,7 @@ void VerifyModel(const std::string& path, const std::string& dtype, const sp::ta
     double ms;
   };
   std::vector<NaiveRun> naive_runs;
-  for (const auto& st : sp::driver::Strategies()) {
+  for (const auto& st : sp::driver::StrategiesOf(sp::driver::Family::kTensor)) {
     Row r = base;
     r.strategy = st.name;
     std::cerr << "  " << name << " " << dtype << " " << st.name << ": " << std::flush;

@@ -4,6 +4,7 @@
 #include <map>
 
 #include "driver/strategy.h"
+#include "plan/verifier.h"
 #include "import/import.h"
 #include "test_graphs.h"
 

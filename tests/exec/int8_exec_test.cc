@@ -63,7 +63,7 @@ TEST(Int8Exec, EveryStrategyMatchesOnSmallGraphs) {
   for (const char* text : {testing::kChainGraph, testing::kBottleneckGraph}) {
     ir::Graph g = Load(text);
     QuantizedModel q = Quantized(g);
-    for (const auto& s : driver::Strategies())
+    for (const auto& s : driver::StrategiesOf(driver::Family::kTensor))
       EXPECT_EQ(Verify(g, MakePlan(g, s.name), q), "") << g.name << " " << s.name;
   }
 }
@@ -74,7 +74,7 @@ TEST(Int8Exec, RandomDagsAllStrategies) {
                        : seed % 3 == 1 ? testing::Diamonds(seed, 40)
                                        : testing::Cells(seed, 60));
     QuantizedModel q = Quantized(g);
-    for (const auto& s : driver::Strategies())
+    for (const auto& s : driver::StrategiesOf(driver::Family::kTensor))
       EXPECT_EQ(Verify(g, MakePlan(g, s.name), q), "") << g.name << " " << s.name;
   }
 }
@@ -197,7 +197,7 @@ TEST(Int8Exec, NchwOpsMatchAcrossStrategiesAndTrackFloat) {
   ir::Graph g = Load(kNchwGraph);
   ExecResult reference;
   QuantizedModel q = Quantized(g, &reference);
-  for (const auto& s : driver::Strategies())
+  for (const auto& s : driver::StrategiesOf(driver::Family::kTensor))
     EXPECT_EQ(Verify(g, MakePlan(g, s.name), q), "") << s.name;
   auto r = RunNaive(g, analysis::ModelOrder(g), q.data, &q);
   ASSERT_TRUE(r.ok()) << r.status().message();

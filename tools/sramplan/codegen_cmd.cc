@@ -90,11 +90,7 @@ int RunCodegenCommand(int verbosity) {
   auto log = [&](int level, const std::string& m) {
     if (verbosity >= level) std::cerr << m << "\n";
   };
-  if (!driver::IsStrategy(f.strategy)) {
-    std::string names;
-    for (const auto& s : driver::Strategies()) names += (names.empty() ? "" : ", ") + s.name;
-    return Fail(InvalidArgument("unknown --strategy '" + f.strategy + "'; choose one of " + names));
-  }
+  if (!driver::IsStrategy(f.strategy)) return Fail(driver::UnknownStrategy(f.strategy, false, "--strategy"));
   auto target = target::LoadTarget(f.target);
   if (!target.ok()) return Fail(target.status());
   import::ImportOptions io;

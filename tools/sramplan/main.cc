@@ -9,6 +9,8 @@
 #include <iostream>
 #include <optional>
 
+#include "driver/context.h"
+#include "driver/pass.h"
 #include "driver/strategy.h"
 #include "exec/executor.h"
 #include "exec/quantize.h"
@@ -149,16 +151,17 @@ void ApplyBudgetFlags(const BudgetFlags& b, sp::driver::PlanOptions* o) {
   o->circular_pool = !b.no_circular;
 }
 
-// The strategies 'all' stands for: the tensor-level ones, or with --budget the replacement ones.
+// The strategies 'all' stands for (the strategy table's groups): the tensor-level ones, or with
+// --budget the replacement ones.
 std::vector<std::string> AllStrategies(const BudgetFlags& b) {
-  std::vector<std::string> list;
-  if (b.budget.empty()) {
-    for (const auto& s : sp::driver::Strategies()) list.push_back(s.name);
-    list.push_back("vmcu");
-  } else {
-    list = {"belady", "greedy", "cosma-fixed", "cosma"};
-  }
-  return list;
+  return sp::driver::StrategyNames(b.budget.empty() ? sp::driver::AllGroup::kTensor : sp::driver::AllGroup::kBudget);
+}
+
+// 'all', or one strategy of the table (else the table's error).
+sp::StatusOr<std::vector<std::string>> ChooseStrategies(const std::string& strategy, const BudgetFlags& b) {
+  if (strategy == "all") return AllStrategies(b);
+  if (!sp::driver::IsStrategy(strategy)) return sp::driver::UnknownStrategy(strategy, true, "--strategy");
+  return std::vector<std::string>{strategy};
 }
 
 struct PlanFlags {
@@ -170,24 +173,98 @@ struct PlanFlags {
   bool no_map = false;
   bool print_target = false;
   std::string schedule = "model";
+  std::string dump_after;  // a pass of the strategy's pipeline
+  std::string dump_all;    // a directory
   BudgetFlags budget;
 };
+
+// --dump-after PASS / --dump-all DIR: the planning context after passes, as JSON files.
+sp::driver::AfterPass DumpHook(const PlanFlags& pf, bool several, bool* dumped) {
+  if (pf.dump_after.empty() && pf.dump_all.empty()) return nullptr;
+  return [&pf, several, dumped](const std::string& pass, const sp::driver::PlanningContext& ctx) -> sp::Status {
+    const std::string& strategy = ctx.spec.name;
+    std::string path;
+    if (!pf.dump_all.empty()) {
+      int index = 0;
+      for (const auto& p : ctx.spec.passes) {
+        if (p == pass) break;
+        ++index;
+      }
+      std::string file = pass;
+      for (char& c : file)
+        if (c == ':') c = '_';
+      char num[8];
+      std::snprintf(num, sizeof num, "%02d", index);
+      path = pf.dump_all + "/" + strategy + "." + num + "." + file + ".json";
+    } else {
+      const size_t colon = pass.find(':');
+      if (pass != pf.dump_after && pass.substr(0, colon) != pf.dump_after) return sp::Status::Ok();
+      path = "-";
+    }
+    *dumped = true;
+    std::string text = sp::driver::DumpContext(ctx, pass) + "\n";
+    if (path == "-") {
+      if (several) std::cout << "[" << strategy << " after " << pass << "]\n";
+      std::cout << text;
+      return sp::Status::Ok();
+    }
+    std::string error;
+    if (!WriteFile(path, text, &error)) return sp::InvalidArgument(error);
+    Log(2, "wrote " + path);
+    return sp::Status::Ok();
+  };
+}
+
+// sramplan strategies: the table, each strategy with its pipeline.
+int CmdStrategies(bool passes) {
+  std::cout << "strategies (plan/verify --strategy NAME; 'all' runs the tensor-level group, or with --budget the "
+               "budget group):\n";
+  for (const auto& s : sp::driver::Strategies()) {
+    std::string tags;
+    auto tag = [&](bool on, const char* t) {
+      if (on) tags += std::string(tags.empty() ? " [" : ", ") + t;
+    };
+    tag(s.all == sp::driver::AllGroup::kTensor, "all");
+    tag(s.all == sp::driver::AllGroup::kBudget, "all with --budget");
+    tag(s.needs_dram, "needs a DRAM level");
+    tag(s.uses_budget, "--budget");
+    tag(s.int8_only, "executes in int8 only");
+    if (!tags.empty()) tags += "]";
+    std::string pipeline;
+    for (const auto& p : s.passes) pipeline += (pipeline.empty() ? "" : " -> ") + p;
+    std::cout << "  " << s.name << tags << "\n      " << s.description << "\n      " << pipeline << "\n";
+  }
+  if (passes) {
+    std::cout << "\npasses (name[:argument]; plan --dump-after NAME prints the context after it):\n";
+    for (const auto& p : sp::driver::Passes()) std::cout << "  " << p.name << ": " << p.description << "\n";
+  }
+  return 0;
+}
 
 int CmdPlan(const ModelFlags& f, const PlanFlags& pf) {
   auto target = sp::target::LoadTarget(pf.target);
   if (!target.ok()) return Fail(target.status());
   if (pf.print_target) std::cout << sp::target::TargetToJson(*target) << "\n";
-  std::vector<std::string> strategies;
-  if (pf.strategy == "all") {
-    strategies = AllStrategies(pf.budget);
-  } else if (sp::driver::IsStrategy(pf.strategy)) {
-    strategies.push_back(pf.strategy);
-  } else {
-    std::string names;
-    for (const auto& s : sp::driver::Strategies()) names += s.name + ", ";
-    for (const auto& s : sp::driver::BudgetStrategies()) names += s.name + ", ";
-    return Fail(sp::InvalidArgument("unknown --strategy '" + pf.strategy + "'; choose one of " + names + "or all"));
+  auto chosen = ChooseStrategies(pf.strategy, pf.budget);
+  if (!chosen.ok()) return Fail(chosen.status());
+  const std::vector<std::string>& strategies = *chosen;
+  if (!pf.dump_after.empty()) {
+    bool found = false;
+    for (const auto& s : strategies)
+      for (const auto& p : sp::driver::FindStrategy(s)->passes)
+        found = found || p == pf.dump_after || p.substr(0, p.find(':')) == pf.dump_after;
+    if (!found)
+      return Fail(sp::InvalidArgument("--dump-after '" + pf.dump_after + "' is not a pass of " +
+                                      (strategies.size() == 1 ? "strategy '" + strategies[0] + "'" : "these strategies") +
+                                      "; sramplan strategies lists each pipeline"));
   }
+  if (!pf.dump_all.empty()) {
+    std::error_code ec;
+    std::filesystem::create_directories(pf.dump_all, ec);
+    if (ec) return Fail(sp::InvalidArgument("cannot create --dump-all directory '" + pf.dump_all + "': " + ec.message()));
+  }
+  bool dumped = false;
+  const sp::driver::AfterPass hook = DumpHook(pf, strategies.size() > 1, &dumped);
   auto g = LoadModel(f);
   if (!g.ok()) return Fail(g.status());
   sp::driver::PlanOptions opts;
@@ -198,7 +275,7 @@ int CmdPlan(const ModelFlags& f, const PlanFlags& pf) {
   std::vector<sp::plan::Plan> plans;
   for (const auto& s : strategies) {
     auto t0 = std::chrono::steady_clock::now();
-    auto p = sp::driver::RunStrategy(*g, *target, s, opts);
+    auto p = sp::driver::RunStrategy(*g, *target, s, opts, hook);
     if (!p.ok()) return Fail(p.status());
     double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
     Log(2, "strategy " + s + ": planned and verified in " + std::to_string(ms) + " ms");
@@ -254,14 +331,9 @@ struct VerifyFlags {
 int CmdVerify(const ModelFlags& f, const VerifyFlags& vf) {
   auto target = sp::target::LoadTarget(vf.target);
   if (!target.ok()) return Fail(target.status());
-  std::vector<std::string> strategies;
-  if (vf.strategy == "all") {
-    strategies = AllStrategies(vf.budget);
-  } else if (sp::driver::IsStrategy(vf.strategy)) {
-    strategies.push_back(vf.strategy);
-  } else {
-    return Fail(sp::InvalidArgument("unknown --strategy '" + vf.strategy + "'"));
-  }
+  auto chosen = ChooseStrategies(vf.strategy, vf.budget);
+  if (!chosen.ok()) return Fail(chosen.status());
+  const std::vector<std::string>& strategies = *chosen;
   auto g = LoadModel(f);
   if (!g.ok()) return Fail(g.status());
   if (f.dtype != "float32" && f.dtype != "int8")
@@ -296,12 +368,12 @@ int CmdVerify(const ModelFlags& f, const VerifyFlags& vf) {
   sp::analysis::Schedule naive_order;
   std::optional<sp::exec::ExecResult> naive;
   for (const auto& s : strategies) {
-    if (s == "vmcu" && f.dtype != "int8") {
+    if (sp::driver::FindStrategy(s)->int8_only && f.dtype != "int8") {
       if (vf.strategy == "all") {
-        std::cout << "verify vmcu: skipped (its segment-aware kernels are int8; pass --dtype int8)\n";
+        std::cout << "verify " << s << ": skipped (its segment-aware kernels are int8; pass --dtype int8)\n";
         continue;
       }
-      return Fail(sp::Unsupported("vmcu plans run in int8 (the segment-aware kernels); pass --dtype int8"));
+      return Fail(sp::Unsupported(s + " plans run in int8 (the segment-aware kernels); pass --dtype int8"));
     }
     auto t0 = std::chrono::steady_clock::now();
     auto p = sp::driver::RunStrategy(*g, *target, s, opts);
@@ -456,11 +528,15 @@ int main(int argc, char** argv) {
   auto* plan = app.add_subcommand("plan", "plan where every tensor lives; exit 0 fits, 2 does not fit");
   AddModelFlags(plan, &plan_flags);
   plan->add_option("--target", pf.target, "preset name (sramplan targets), target JSON file, or sram:SIZE")->required();
-  std::string strategies_help = "strategy, or 'all' to compare them:";
+  std::string strategies_help = "strategy, or 'all' to compare them (sramplan strategies shows each pipeline):";
   for (const auto& s : sp::driver::Strategies()) strategies_help += "\n  " + s.name + ": " + s.description;
-  strategies_help += "\n  vmcu: vMCU segment-level overlap and fused inverted bottlenecks (int8)";
-  for (const auto& s : sp::driver::BudgetStrategies()) strategies_help += "\n  " + s.name + ": " + s.description;
   plan->add_option("--strategy", pf.strategy, strategies_help);
+  plan->add_option("--dump-after", pf.dump_after,
+                   "print the planning context (order, liveness, requests, placement, plan so far) as JSON after "
+                   "this pass of the pipeline (sramplan strategies lists them)");
+  plan->add_option("--dump-all", pf.dump_all,
+                   "write the planning context after every pass into this directory "
+                   "(<strategy>.<NN>.<pass>.json)");
   plan->add_option("--schedule", pf.schedule,
                    "operator order: model (as given, default) or minpeak (min-peak-memory order, exact DP)")
       ->check(CLI::IsMember({"model", "minpeak"}));
@@ -478,7 +554,7 @@ int main(int argc, char** argv) {
                                               "exit 0 when outputs match bit for bit, 3 on any mismatch");
   AddModelFlags(verify, &verify_flags);
   verify->add_option("--target", vf.target, "preset name, target JSON file, or sram:SIZE")->required();
-  verify->add_option("--strategy", vf.strategy, "strategy or all (default all)");
+  verify->add_option("--strategy", vf.strategy, "strategy or all (default all; sramplan strategies lists them)");
   verify->add_option("--schedule", vf.schedule, "model or minpeak")->check(CLI::IsMember({"model", "minpeak"}));
   verify->add_option("--seed", vf.seed, "seed of the generated weights and inputs");
   AddBudgetFlags(verify, &vf.budget);
@@ -494,6 +570,10 @@ int main(int argc, char** argv) {
       ->check(sp::cli::kTimeLimit);
   place->add_option("--out", place_flags.out, "write the solution CSV (id,lower,upper,size,offset)");
 
+  bool list_passes = false;
+  auto* strategies = app.add_subcommand("strategies", "list the strategies, each with its pipeline of passes");
+  strategies->add_flag("--passes", list_passes, "also list every pass with what it does");
+
   std::string plan_file;
   auto* check = app.add_subcommand("check-plan", "run the independent verifier on a plan JSON file");
   auto* codegen = sp::cli::AddCodegenCommand(&app);
@@ -502,7 +582,7 @@ int main(int argc, char** argv) {
                     "each is checked; exit 3 if any is invalid, else 2 if any does not fit)")
       ->required();
 
-  for (auto* sub : {targets, inspect, plan, verify, place, check, codegen}) {
+  for (auto* sub : {targets, inspect, plan, verify, place, check, codegen, strategies}) {
     sub->add_flag("-q,--quiet", quiet, "print only results");
     sub->add_flag("-v,--verbose", verbose, "print progress and timings to stderr");
   }
@@ -510,9 +590,11 @@ int main(int argc, char** argv) {
   if (argc >= 2 && argv[1][0] != '-') {
     std::string cmd = argv[1];
     bool known = false;
-    for (auto* sub : {targets, inspect, plan, verify, place, check, codegen}) known = known || sub->get_name() == cmd;
+    for (auto* sub : {targets, inspect, plan, verify, place, check, codegen, strategies})
+      known = known || sub->get_name() == cmd;
     if (!known) {
-      std::cerr << "error: unknown command '" << cmd << "'; commands: targets, inspect, plan, verify, place, check-plan, codegen "
+      std::cerr << "error: unknown command '" << cmd << "'; commands: targets, strategies, inspect, plan, verify, place, check-plan, "
+                << "codegen "
                 << "(sramplan --help)\n";
       return 1;
     }
@@ -525,6 +607,7 @@ int main(int argc, char** argv) {
   }
   verbosity = quiet ? 0 : verbose ? 2 : 1;
   if (*targets) return CmdTargets(print_target);
+  if (*strategies) return CmdStrategies(list_passes);
   if (*inspect) return CmdInspect(inspect_flags);
   if (*plan) return CmdPlan(plan_flags, pf);
   if (*verify) return CmdVerify(verify_flags, vf);

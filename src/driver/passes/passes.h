@@ -1,0 +1,44 @@
+// The factories of the built-in passes, one per file in this folder (registry.cc lists them).
+#pragma once
+
+#include <memory>
+#include <string_view>
+
+#include "analysis/liveness.h"
+#include "driver/pass.h"
+
+namespace sramplan::driver::passes {
+
+using MakeResult = StatusOr<std::unique_ptr<Pass>>;
+
+// Every strategy.
+MakeResult MakeSchedule(std::string_view arg);       // schedule[:minpeak]
+MakeResult MakeLiveness(std::string_view arg);       // liveness
+MakeResult MakeWeights(std::string_view arg);        // weights
+MakeResult MakeMetrics(std::string_view arg);        // metrics
+MakeResult MakeVerify(std::string_view arg);         // verify
+// Tensor-level strategies.
+MakeResult MakeInplace(std::string_view arg);        // inplace
+MakeResult MakeRequests(std::string_view arg);       // requests[:tflm]
+MakeResult MakePlace(std::string_view arg);          // place:naive|linear|tflm|optimal
+MakeResult MakeAssemble(std::string_view arg);       // assemble
+MakeResult MakeClassBound(std::string_view arg);     // bound
+MakeResult MakeInplaceSavings(std::string_view arg); // inplace-savings
+// Budget strategies.
+MakeResult MakeSpillProblem(std::string_view arg);   // spill-problem
+MakeResult MakeSpill(std::string_view arg);          // spill:belady|greedy|cosma|cosma-fixed|cosma-dc
+MakeResult MakeAssembleSpill(std::string_view arg);  // assemble-spill
+MakeResult MakeTransfers(std::string_view arg);      // transfers
+// The min-peak footprint of the spill problem (computed once; spill-problem must have run), and an
+// order as op indices.
+int64_t ComputeMpmf(PlanningContext& ctx);
+std::vector<int> OrderIndices(const analysis::Schedule& sched);
+// vmcu.
+MakeResult MakeFuse(std::string_view arg);              // fuse:bottleneck
+MakeResult MakeStepLiveness(std::string_view arg);      // step-liveness
+MakeResult MakeSegmentOverlap(std::string_view arg);    // segment-overlap
+MakeResult MakeCircularPool(std::string_view arg);      // circular-pool
+MakeResult MakeRowCache(std::string_view arg);          // row-cache
+MakeResult MakeAssembleSegments(std::string_view arg);  // assemble-segments
+
+}  // namespace sramplan::driver::passes

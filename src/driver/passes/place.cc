@@ -1,0 +1,34 @@
+// place:naive|linear|tflm|optimal: places the requests (placement/). optimal is the exact search
+// (best of the greedy portfolio, then branch and bound with a node limit, so plans are
+// reproducible).
+#include "driver/context.h"
+#include "driver/passes/passes.h"
+#include "placement/optimal.h"
+
+namespace sramplan::driver::passes {
+
+MakeResult MakePlace(std::string_view arg) {
+  return ChoicePass(
+      "place", arg, {"naive", "linear", "tflm", "optimal"},
+      [](PlanningContext& ctx, const std::string& a) -> Status {
+        if (a != "optimal") {
+          SP_ASSIGN_OR_RETURN(ctx.placed, placement::PlaceByName(a, ctx.requests));
+          return Status::Ok();
+        }
+        placement::OptimalOptions po;
+        po.time_limit_s = 30;  // a safety net; the node limit keeps plans reproducible
+        po.node_limit = 20000;
+        placement::OptimalResult r = placement::PlaceBestOf(ctx.requests, po);
+        ctx.placed = r.placement;
+        ctx.placement_note =
+            "placement " + r.method + ": " + std::to_string(ctx.placed.arena_bytes) +
+            " B, live-bytes bound " + std::to_string(r.lower_bound) + " B" +
+            (r.proved_optimal
+                 ? ", proved optimal"
+                 : ", best proved bound " + std::to_string(r.proved_lower_bound) + " B") +
+            (r.hit_limit ? " (time limit)" : "");
+        return Status::Ok();
+      });
+}
+
+}  // namespace sramplan::driver::passes

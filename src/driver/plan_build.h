@@ -1,0 +1,48 @@
+// Shared by the passes: the operator order the options ask for, the plan skeleton (header, levels,
+// one step per op, tensor table), the plan's record of an op, and the level metrics.
+#pragma once
+
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "analysis/liveness.h"
+#include "driver/strategy.h"
+#include "ir/graph.h"
+#include "plan/plan.h"
+#include "schedule/min_peak.h"
+#include "target/target.h"
+
+namespace sramplan::driver {
+
+// The operator order `options.schedule` asks for, with a note for the plan.
+StatusOr<analysis::Schedule> ChooseSchedule(const ir::Graph& g, const PlanOptions& options,
+                                            std::string* note);
+// schedule::MinPeakSchedule(g), remembered for the last few graphs (keyed by a fingerprint of what
+// it reads; thread-safe): repeated strategies and budgets on one graph compute it once.
+schedule::MinPeakResult CachedMinPeakSchedule(const ir::Graph& g);
+// A plan with its header, levels, steps (one op each) and tensor table filled in.
+plan::Plan PlanSkeleton(const ir::Graph& g, const target::Target& t,
+                        const analysis::Schedule& sched, const std::string& strategy,
+                        const PlanOptions& options);
+
+// The plan's record of one op (name, type, operands, geometry).
+plan::StepOp PlanStepOp(const ir::Graph& g, const ir::Op& op);
+// The geometry a plan step records for an op (Conv: kernel_shape, strides, pads, dilations, group).
+std::map<std::string, std::vector<int64_t>> PlanOpAttrs(const ir::Op& op);
+// The type the plan records for an op: the ONNX type, or "DepthwiseConv" for depthwise
+// convolutions.
+std::string PlanOpType(const ir::Graph& g, const ir::Op& op);
+
+// Fills each level's used_bytes from the buffers, then peak_bytes, arena_bytes, lower_bound_bytes,
+// overhead_pct and fits of the plan's metrics.
+void FinishLevelMetrics(const std::string& arena_level, int64_t lower_bound, plan::Plan* p);
+
+// Each op reads its inputs and writes its outputs once: energy at the arena's or the weight level's
+// cost, and off-chip bytes for operands read from an off-chip weight level (`in_weight_level`).
+void AddOpAccesses(const ir::Graph& g, const analysis::Schedule& sched,
+                   const target::MemoryLevel& arena, const target::MemoryLevel& wlevel,
+                   const std::function<bool(const ir::Tensor&)>& in_weight_level, plan::Metrics* m);
+
+}  // namespace sramplan::driver

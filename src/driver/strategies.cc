@@ -1,0 +1,119 @@
+// The one table of strategies, and the pipeline runner.
+#include <algorithm>
+
+#include "driver/context.h"
+#include "driver/pass.h"
+#include "driver/strategy.h"
+
+namespace sramplan::driver {
+namespace {
+
+// The tensor-level pipelines differ only in their placement (and TinyEngine's in-place passes).
+std::vector<std::string> TensorPipeline(const std::string& requests, const std::string& place, bool inplace,
+                                        const std::string& schedule = "schedule") {
+  std::vector<std::string> p = {schedule, "liveness"};
+  if (inplace) p.push_back("inplace");
+  for (const std::string& s : {requests, place, std::string("assemble"), std::string("weights"), std::string("bound"),
+                               std::string("metrics")})
+    p.push_back(s);
+  if (inplace) p.push_back("inplace-savings");
+  p.push_back("verify");
+  return p;
+}
+
+std::vector<std::string> BudgetPipeline(const std::string& solver) {
+  return {"spill-problem", "schedule", "spill:" + solver, "assemble-spill", "weights", "transfers", "metrics", "verify"};
+}
+
+StrategySpec Budget(std::string name, std::string description, AllGroup all) {
+  StrategySpec s{name, std::move(description), all, /*needs_dram=*/true, /*int8_only=*/false, /*uses_budget=*/true,
+                 BudgetPipeline(name), Family::kBudget};
+  return s;
+}
+
+}  // namespace
+
+const std::vector<StrategySpec>& Strategies() {
+  using A = AllGroup;
+  static const std::vector<StrategySpec> kTable = {
+      {"naive", "model order; every tensor its own region (no reuse)", A::kTensor, false, false, false,
+       TensorPipeline("requests", "place:naive", false)},
+      {"linear", "model order; TFLite's simple arena: first-use order, best fit into freed gaps", A::kTensor, false,
+       false, false, TensorPipeline("requests", "place:linear", false)},
+      {"tflm", "model order; TFLite Micro GreedyMemoryPlanner (16-byte sizes, largest first, first fit)", A::kTensor,
+       false, false, false, TensorPipeline("requests:tflm", "place:tflm", false)},
+      {"inplace", "tflm placement plus TinyEngine's in-place depthwise and element-wise ops", A::kTensor, false, false,
+       false, TensorPipeline("requests:tflm", "place:tflm", true)},
+      {"optimal", "--schedule order; exact placement (best-of greedy portfolio + branch and bound, 20000 nodes)",
+       A::kTensor, false, false, false, TensorPipeline("requests", "place:optimal", false)},
+      {"tinyengine", "vMCU's TinyEngine baseline: in-place depthwise, first fit by size, no partial overlap",
+       A::kTensor, false, false, false, TensorPipeline("requests:tflm", "place:tflm", true)},
+      {"hmcos", "vMCU's HMCOS baseline: min-peak order, no in-place, exact placement", A::kTensor, false, false, false,
+       TensorPipeline("requests", "place:optimal", false, "schedule:minpeak")},
+      {"vmcu", "vMCU segment-level overlap and fused inverted bottlenecks (int8)", A::kTensor, false,
+       /*int8_only=*/true, false,
+       {"schedule", "liveness", "fuse:bottleneck", "step-liveness", "segment-overlap", "circular-pool", "row-cache",
+        "assemble-segments", "weights", "metrics", "verify"},
+       Family::kSegment},
+      Budget("belady",
+             "linear allocator in the budget; evict the tensor used furthest in the future (--schedule model|minpeak)",
+             A::kBudget),
+      Budget("greedy",
+             "linear allocator in the budget; evict what costs the fewest off-chip bytes (--schedule model|minpeak)",
+             A::kBudget),
+      Budget("cosma-fixed", "COSMA's ILP for the --schedule order (Eq. 16-17): addresses and spill/reload", A::kBudget),
+      Budget("cosma", "COSMA's joint ILP (CBC): operator order, addresses and spill/reload together", A::kBudget),
+      Budget("cosma-dc", "COSMA divide and conquer: automatic break nodes, parts solved exactly, stitched", A::kNone),
+  };
+  return kTable;
+}
+
+std::vector<StrategySpec> StrategiesOf(Family family) {
+  std::vector<StrategySpec> out;
+  for (const auto& s : Strategies())
+    if (s.family == family) out.push_back(s);
+  return out;
+}
+
+const StrategySpec* FindStrategy(const std::string& name) {
+  for (const auto& s : Strategies())
+    if (s.name == name) return &s;
+  return nullptr;
+}
+
+bool IsStrategy(const std::string& name) { return FindStrategy(name) != nullptr; }
+
+std::vector<std::string> StrategyNames(AllGroup group) {
+  std::vector<std::string> names;
+  for (const auto& s : Strategies())
+    if (s.all == group) names.push_back(s.name);
+  return names;
+}
+
+Status UnknownStrategy(const std::string& name, bool all_allowed, const std::string& what) {
+  std::string names;
+  for (const auto& s : Strategies()) names += (names.empty() ? "" : ", ") + s.name;
+  return InvalidArgument("unknown " + what + " '" + name + "'; choose one of " + names + (all_allowed ? ", or all" : "") +
+                         " (sramplan strategies lists them with their passes)");
+}
+
+StatusOr<plan::Plan> RunStrategy(const ir::Graph& g, const target::Target& t, const std::string& strategy,
+                                 const PlanOptions& options, const AfterPass& after_pass) {
+  const StrategySpec* spec = FindStrategy(strategy);
+  if (spec == nullptr) return UnknownStrategy(strategy, true);
+  std::vector<std::unique_ptr<Pass>> pipeline;
+  for (const std::string& p : spec->passes) {
+    auto pass = MakePass(p);
+    if (!pass.ok()) return InternalError("strategy '" + strategy + "': " + pass.status().message());
+    pipeline.push_back(std::move(pass).value());
+  }
+  PlanningContext ctx(g, t, *spec, options);
+  for (auto& pass : pipeline) {
+    SP_RETURN_IF_ERROR(pass->Run(ctx));
+    if (after_pass) SP_RETURN_IF_ERROR(after_pass(pass->name(), ctx));
+  }
+  if (!ctx.assembled) return InternalError("strategy '" + strategy + "' has no assemble pass");
+  return std::move(ctx.plan);
+}
+
+}  // namespace sramplan::driver
