@@ -6,8 +6,7 @@
 //   onnx_infer.cc        ONNX shape inference node by node, with folding
 //   onnx_canonicalize.cc attributes and control inputs to ir attributes, BatchNormalization
 //                        folding, ir::Graph emission
-#ifndef SRAMPLAN_IMPORT_ONNX_INTERNAL_H_
-#define SRAMPLAN_IMPORT_ONNX_INTERNAL_H_
+#pragma once
 
 #include <onnx/defs/schema.h>
 #include <onnx/onnx_pb.h>
@@ -287,5 +286,3 @@ class Importer {
 };
 
 }  // namespace sramplan::import::onnx_internal
-
-#endif  // SRAMPLAN_IMPORT_ONNX_INTERNAL_H_
