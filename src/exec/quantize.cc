@@ -140,55 +140,16 @@ double EvalLut(double x, void* user) {
   return std::clamp(y, -1e30, 1e30);
 }
 
-}  // namespace
+// The stages of Quantize, in order.
 
-StatusOr<Calibration> Calibrate(const ir::Graph& gf, const ModelData& float_data,
-                                ExecResult* reference) {
-  Calibration cal;
-  const size_t n = static_cast<size_t>(gf.num_tensors());
-  cal.min.assign(n, 0.0f);
-  cal.max.assign(n, 0.0f);
-  cal.seen.assign(n, false);
-  auto record = [&](ir::TensorId id, const uint8_t* bytes) {
-    const ir::Tensor& t = gf.tensor(id);
-    if (t.dtype != ir::DataType::kFloat32 || !bytes) return;
-    const float* f = reinterpret_cast<const float*>(bytes);
-    float lo = std::numeric_limits<float>::infinity(), hi = -lo;
-    for (int64_t i = 0, e = t.NumElements(); i < e; ++i) {
-      if (!std::isfinite(f[i])) continue;
-      lo = std::min(lo, f[i]);
-      hi = std::max(hi, f[i]);
-    }
-    if (lo > hi) lo = hi = 0;
-    cal.min[id.value()] = lo;
-    cal.max[id.value()] = hi;
-    cal.seen[id.value()] = true;
-  };
-  for (ir::TensorId id : gf.Inputs()) record(id, float_data.values[id.value()].data());
-  OpObserver observer = [&](const ir::Op& op, const std::vector<uint8_t*>& outs) {
-    if (ir::IsViewOp(op.type)) return;
-    for (size_t k = 0; k < op.outputs.size(); ++k) record(op.outputs[k], outs[k]);
-  };
-  SP_ASSIGN_OR_RETURN(ExecResult r,
-                      RunNaive(gf, analysis::ModelOrder(gf), float_data, nullptr, &observer));
-  if (reference) *reference = std::move(r);
-  return cal;
-}
-
-StatusOr<QuantizedModel> Quantize(const ir::Graph& g8, const ir::Graph& gf,
-                                  const ModelData& float_data, const Calibration& cal) {
+// Roles of constants: weights (with their channel axis), biases, BatchNormalization params.
+Status AssignRoles(const ir::Graph& g8, std::vector<Role>* role_out,
+                   std::vector<int>* weight_axis_out) {
   const int nt = g8.num_tensors();
-  if (gf.num_tensors() != nt || gf.num_ops() != g8.num_ops())
-    return InvalidArgument("the float32 and int8 graphs of '" + g8.name + "' differ");
-  QuantizedModel q;
-  q.params.resize(nt);
-  q.tables.resize(g8.num_ops());
-  q.range_min = cal.min;
-  q.range_max = cal.max;
-
-  // 1. Roles of constants: weights (with their channel axis), biases, BatchNormalization params.
-  std::vector<Role> role(nt, Role::kNone);
-  std::vector<int> weight_axis(nt, -1);
+  std::vector<Role>& role = *role_out;
+  std::vector<int>& weight_axis = *weight_axis_out;
+  role.assign(nt, Role::kNone);
+  weight_axis.assign(nt, -1);
   for (const ir::Tensor& t : g8.tensors())
     if (t.dtype == ir::DataType::kInt8) role[t.id.value()] = Role::kActivation;
   auto set_role = [&](ir::TensorId id, Role r, int axis, const ir::Op& op) -> Status {
@@ -220,11 +181,17 @@ StatusOr<QuantizedModel> Quantize(const ir::Graph& g8, const ir::Graph& gf,
         SP_RETURN_IF_ERROR(set_role(op.inputs[i], Role::kBnParam, 0, op));
     }
   }
-  auto activation = [&](ir::TensorId id) { return role[id.value()] == Role::kActivation; };
+  return Status::Ok();
+}
 
-  // 2. Classes of int8 tensors that share parameters.
-  UnionFind uf(static_cast<size_t>(nt));
-  std::vector<bool> contributes(nt, true), fixed(nt, false);
+// Classes of int8 tensors that share parameters. `contributes`: whether a tensor's range counts
+// for its class; `fixed`: per class root, parameters fixed at scale 1/256, zero point -128.
+void ShareClasses(const ir::Graph& g8, const std::vector<Role>& role, UnionFind* uf_ptr,
+                  std::vector<bool>* contributes_ptr, std::vector<bool>* fixed_ptr) {
+  UnionFind& uf = *uf_ptr;
+  std::vector<bool>& contributes = *contributes_ptr;
+  std::vector<bool>& fixed = *fixed_ptr;
+  auto activation = [&](ir::TensorId id) { return role[id.value()] == Role::kActivation; };
   auto consumers = [&](ir::TensorId id) { return g8.tensor(id).consumers.size(); };
   auto fixed_class = [&](ir::TensorId id) { return fixed[uf.Find(id.value())]; };
   for (const ir::Op& op : g8.ops()) {
@@ -270,8 +237,17 @@ StatusOr<QuantizedModel> Quantize(const ir::Graph& g8, const ir::Graph& gf,
       }
     }
   }
+}
 
-  // 3. Class ranges and parameters.
+// Class ranges and parameters.
+void ActivationParams(const ir::Graph& g8, const ir::Graph& gf, const ModelData& float_data,
+                      const Calibration& cal, const std::vector<Role>& role, UnionFind* uf_ptr,
+                      const std::vector<bool>& contributes, const std::vector<bool>& fixed,
+                      QuantizedModel* q_out) {
+  UnionFind& uf = *uf_ptr;
+  const int nt = g8.num_tensors();
+  QuantizedModel& q = *q_out;
+  auto activation = [&](ir::TensorId id) { return role[id.value()] == Role::kActivation; };
   std::vector<double> lo(nt, std::numeric_limits<double>::infinity()),
       hi(nt, -std::numeric_limits<double>::infinity());
   for (const ir::Tensor& t : g8.tensors()) {
@@ -308,9 +284,15 @@ StatusOr<QuantizedModel> Quantize(const ir::Graph& g8, const ir::Graph& gf,
     Params(lo[c] <= hi[c] ? lo[c] : 0.0, lo[c] <= hi[c] ? hi[c] : 0.0, &s, &z);
     q.params[t.id.value()] = PerTensor(s, z);
   }
+}
 
-  // 4. Weights (per output channel, symmetric) and BatchNormalization params (per tensor; the
-  // kernel uses the per-channel tables instead).
+// Weights (per output channel, symmetric) and BatchNormalization params (per tensor; the
+// kernel uses the per-channel tables instead).
+Status QuantizeWeights(const ir::Graph& g8, const ir::Graph& gf, const ModelData& float_data,
+                       const std::vector<Role>& role, const std::vector<int>& weight_axis,
+                       QuantizedModel* q_out) {
+  const int nt = g8.num_tensors();
+  QuantizedModel& q = *q_out;
   q.data.values.resize(nt);
   for (const ir::Tensor& t : g8.tensors()) {
     const int id = t.id.value();
@@ -355,8 +337,13 @@ StatusOr<QuantizedModel> Quantize(const ir::Graph& g8, const ir::Graph& gf,
     }
     q.params[id] = std::move(p);
   }
+  return Status::Ok();
+}
 
-  // 5. Biases: int32 with scale in_scale * alpha * w_scale[k]; value beta * b.
+// Biases: int32 with scale in_scale * alpha * w_scale[k]; value beta * b.
+Status QuantizeBiases(const ir::Graph& g8, const ir::Graph& gf, const ModelData& float_data,
+                      QuantizedModel* q_out) {
+  QuantizedModel& q = *q_out;
   for (const ir::Op& op : g8.ops()) {
     if ((op.type != "Conv" && op.type != "Gemm") || op.inputs.size() < 3) continue;
     const ir::Tensor& b = g8.tensor(op.inputs[2]);
@@ -397,9 +384,14 @@ StatusOr<QuantizedModel> Quantize(const ir::Graph& g8, const ir::Graph& gf,
     }
     q.params[b.id.value()] = std::move(p);
   }
+  return Status::Ok();
+}
 
-  // 6. Inputs and the remaining constants: int8 ones quantised with their parameters, others
-  // (indices, bools, int32 shape data) copied.
+// Inputs and the remaining constants: int8 ones quantised with their parameters, others
+// (indices, bools, int32 shape data) copied.
+Status QuantizeRemaining(const ir::Graph& g8, const ir::Graph& gf, const ModelData& float_data,
+                         const std::vector<Role>& role, QuantizedModel* q_out) {
+  QuantizedModel& q = *q_out;
   for (const ir::Tensor& t : g8.tensors()) {
     const int id = t.id.value();
     if (t.kind != ir::TensorKind::kConstant && t.kind != ir::TensorKind::kInput) continue;
@@ -423,8 +415,46 @@ StatusOr<QuantizedModel> Quantize(const ir::Graph& g8, const ir::Graph& gf,
                          " has no int8 execution data");
     }
   }
+  return Status::Ok();
+}
 
-  // 7. Lookup tables.
+// The per-channel tables of an int8 BatchNormalization: y = a x + b with a = scale / sqrt(var +
+// eps), b = bias - mean a, one 256-entry table per channel.
+Status BuildBatchNormTables(const ir::Graph& g8, const ModelData& float_data, const ir::Op& op,
+                            const ir::QuantParams& pi, const ir::QuantParams& po,
+                            std::vector<int8_t>* table_out) {
+  std::vector<int8_t>& table = *table_out;
+  LutFn fn;
+  fn.type = op.type;
+  if (op.inputs.size() < 5)
+    return InvalidArgument("op '" + op.name + "': BatchNormalization needs 5 inputs");
+  const int rank = static_cast<int>(g8.tensor(op.inputs[0]).shape.size());
+  const int64_t C = rank >= 2 ? g8.tensor(op.inputs[0]).shape[ir::ChannelAxis(g8, rank)] : 1;
+  for (size_t i = 1; i < 5; ++i)
+    if (g8.tensor(op.inputs[i]).kind != ir::TensorKind::kConstant ||
+        g8.tensor(op.inputs[i]).NumElements() != C)
+      return Unsupported("op '" + op.name +
+                         "': int8 BatchNormalization needs constant per-channel parameters");
+  const float *scale = FloatData(float_data, op.inputs[1]),
+              *bias = FloatData(float_data, op.inputs[2]),
+              *mean = FloatData(float_data, op.inputs[3]),
+              *var = FloatData(float_data, op.inputs[4]);
+  const double eps = op.attrs.GetFloat("epsilon", 1e-5);
+  table.resize(static_cast<size_t>(C) * 256);
+  for (int64_t c = 0; c < C; ++c) {
+    fn.a = scale[c] / std::sqrt(static_cast<double>(var[c]) + eps);
+    fn.b = bias[c] - mean[c] * fn.a;
+    sp_host_build_lut_s8_fn(EvalLut, &fn, pi.scale[0], pi.zero_point[0], po.scale[0],
+                            po.zero_point[0], table.data() + 256 * c);
+  }
+  return Status::Ok();
+}
+
+// Lookup tables.
+Status BuildTables(const ir::Graph& g8, const ModelData& float_data, const std::vector<Role>& role,
+                   QuantizedModel* q_out) {
+  QuantizedModel& q = *q_out;
+  auto activation = [&](ir::TensorId id) { return role[id.value()] == Role::kActivation; };
   for (const ir::Op& op : g8.ops()) {
     if (op.inputs.empty() || op.outputs.empty() || !activation(op.inputs[0]) ||
         !activation(op.outputs[0]))
@@ -435,27 +465,7 @@ StatusOr<QuantizedModel> Quantize(const ir::Graph& g8, const ir::Graph& gf,
     fn.type = op.type;
     auto& table = q.tables[op.id.value()];
     if (op.type == "BatchNormalization") {
-      if (op.inputs.size() < 5)
-        return InvalidArgument("op '" + op.name + "': BatchNormalization needs 5 inputs");
-      const int rank = static_cast<int>(g8.tensor(op.inputs[0]).shape.size());
-      const int64_t C = rank >= 2 ? g8.tensor(op.inputs[0]).shape[ir::ChannelAxis(g8, rank)] : 1;
-      for (size_t i = 1; i < 5; ++i)
-        if (g8.tensor(op.inputs[i]).kind != ir::TensorKind::kConstant ||
-            g8.tensor(op.inputs[i]).NumElements() != C)
-          return Unsupported("op '" + op.name +
-                             "': int8 BatchNormalization needs constant per-channel parameters");
-      const float *scale = FloatData(float_data, op.inputs[1]),
-                  *bias = FloatData(float_data, op.inputs[2]),
-                  *mean = FloatData(float_data, op.inputs[3]),
-                  *var = FloatData(float_data, op.inputs[4]);
-      const double eps = op.attrs.GetFloat("epsilon", 1e-5);
-      table.resize(static_cast<size_t>(C) * 256);
-      for (int64_t c = 0; c < C; ++c) {
-        fn.a = scale[c] / std::sqrt(static_cast<double>(var[c]) + eps);
-        fn.b = bias[c] - mean[c] * fn.a;
-        sp_host_build_lut_s8_fn(EvalLut, &fn, pi.scale[0], pi.zero_point[0], po.scale[0],
-                                po.zero_point[0], table.data() + 256 * c);
-      }
+      SP_RETURN_IF_ERROR(BuildBatchNormTables(g8, float_data, op, pi, po, &table));
       continue;
     }
     const bool clamp_op = op.type == "Relu" || op.type == "Clip";
@@ -481,6 +491,65 @@ StatusOr<QuantizedModel> Quantize(const ir::Graph& g8, const ir::Graph& gf,
     sp_host_build_lut_s8_fn(EvalLut, &fn, pi.scale[0], pi.zero_point[0], po.scale[0],
                             po.zero_point[0], table.data());
   }
+  return Status::Ok();
+}
+
+}  // namespace
+
+StatusOr<Calibration> Calibrate(const ir::Graph& gf, const ModelData& float_data,
+                                ExecResult* reference) {
+  Calibration cal;
+  const size_t n = static_cast<size_t>(gf.num_tensors());
+  cal.min.assign(n, 0.0f);
+  cal.max.assign(n, 0.0f);
+  cal.seen.assign(n, false);
+  auto record = [&](ir::TensorId id, const uint8_t* bytes) {
+    const ir::Tensor& t = gf.tensor(id);
+    if (t.dtype != ir::DataType::kFloat32 || !bytes) return;
+    const float* f = reinterpret_cast<const float*>(bytes);
+    float lo = std::numeric_limits<float>::infinity(), hi = -lo;
+    for (int64_t i = 0, e = t.NumElements(); i < e; ++i) {
+      if (!std::isfinite(f[i])) continue;
+      lo = std::min(lo, f[i]);
+      hi = std::max(hi, f[i]);
+    }
+    if (lo > hi) lo = hi = 0;
+    cal.min[id.value()] = lo;
+    cal.max[id.value()] = hi;
+    cal.seen[id.value()] = true;
+  };
+  for (ir::TensorId id : gf.Inputs()) record(id, float_data.values[id.value()].data());
+  OpObserver observer = [&](const ir::Op& op, const std::vector<uint8_t*>& outs) {
+    if (ir::IsViewOp(op.type)) return;
+    for (size_t k = 0; k < op.outputs.size(); ++k) record(op.outputs[k], outs[k]);
+  };
+  SP_ASSIGN_OR_RETURN(ExecResult r,
+                      RunNaive(gf, analysis::ModelOrder(gf), float_data, nullptr, &observer));
+  if (reference) *reference = std::move(r);
+  return cal;
+}
+
+StatusOr<QuantizedModel> Quantize(const ir::Graph& g8, const ir::Graph& gf,
+                                  const ModelData& float_data, const Calibration& cal) {
+  const int nt = g8.num_tensors();
+  if (gf.num_tensors() != nt || gf.num_ops() != g8.num_ops())
+    return InvalidArgument("the float32 and int8 graphs of '" + g8.name + "' differ");
+  QuantizedModel q;
+  q.params.resize(nt);
+  q.tables.resize(g8.num_ops());
+  q.range_min = cal.min;
+  q.range_max = cal.max;
+  std::vector<Role> role;
+  std::vector<int> weight_axis;
+  SP_RETURN_IF_ERROR(AssignRoles(g8, &role, &weight_axis));
+  UnionFind uf(static_cast<size_t>(nt));
+  std::vector<bool> contributes(nt, true), fixed(nt, false);
+  ShareClasses(g8, role, &uf, &contributes, &fixed);
+  ActivationParams(g8, gf, float_data, cal, role, &uf, contributes, fixed, &q);
+  SP_RETURN_IF_ERROR(QuantizeWeights(g8, gf, float_data, role, weight_axis, &q));
+  SP_RETURN_IF_ERROR(QuantizeBiases(g8, gf, float_data, &q));
+  SP_RETURN_IF_ERROR(QuantizeRemaining(g8, gf, float_data, role, &q));
+  SP_RETURN_IF_ERROR(BuildTables(g8, float_data, role, &q));
   return q;
 }
 

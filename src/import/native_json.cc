@@ -74,6 +74,73 @@ StatusOr<ir::QuantParams> ParseQuant(const json& q, const std::string& where) {
   return p;
 }
 
+// Declares the graph's 'tensors' in `g`; the names of those without a shape go to `missing_shape`.
+Status AddTensors(const json& j, const std::string& where, const std::string& dtype_name, ir::Graph* g,
+                  std::set<std::string>* missing_shape) {
+  for (size_t i = 0; i < j["tensors"].size(); ++i) {
+    const json& jt = j["tensors"][i];
+    std::string tw = where + " tensors[" + std::to_string(i) + "]";
+    SP_RETURN_IF_ERROR(ExpectObject(jt, tw));
+    ir::Tensor t;
+    SP_ASSIGN_OR_RETURN(t.name, GetString(jt, "name", tw));
+    tw = where + " tensor '" + t.name + "'";
+    if (g->FindTensor(t.name)) return InvalidArgument(tw + " is declared twice");
+    SP_ASSIGN_OR_RETURN(std::string kind, GetStringOr(jt, "kind", "activation", tw));
+    if (!ir::ParseTensorKind(kind, &t.kind))
+      return InvalidArgument(tw + ": kind '" + kind + "' must be input, output, activation or constant");
+    SP_ASSIGN_OR_RETURN(std::string dt, GetStringOr(jt, "dtype", dtype_name, tw));
+    if (!ir::ParseDataType(dt, &t.dtype)) return InvalidArgument(tw + ": unknown dtype '" + dt + "'");
+    if (jt.contains("shape")) {
+      SP_ASSIGN_OR_RETURN(t.shape, GetIntList(jt, "shape", tw));
+      if (t.shape.size() > static_cast<size_t>(ir::kMaxRank))
+        return InvalidArgument(tw + " has rank " + std::to_string(t.shape.size()) +
+                               "; sramplan supports up to 6 dimensions");
+      for (int64_t d : t.shape)
+        if (d <= 0)
+          return InvalidArgument(tw + " has a non-positive dimension [" + JoinInts(t.shape) +
+                                 "]; every dimension must be >= 1");
+    } else {
+      if (t.kind == ir::TensorKind::kInput || t.kind == ir::TensorKind::kConstant)
+        return InvalidArgument(tw + " (" + kind + ") needs a 'shape'");
+      missing_shape->insert(t.name);
+    }
+    if (jt.contains("quant")) {
+      SP_ASSIGN_OR_RETURN(t.quant, ParseQuant(jt["quant"], tw + " quant"));
+    }
+    g->AddTensor(std::move(t));
+  }
+  return Status::Ok();
+}
+
+// A view op with an explicit 'shape' attribute (Reshape style: 0 copies the input dim, -1 is
+// inferred) gives its output that shape.
+Status SetExplicitViewShape(const ir::Op& added, const std::string& ow, ir::Graph* g,
+                            std::set<std::string>* missing_shape) {
+  std::vector<int64_t> s = added.attrs.GetInts("shape");
+  const auto& x = g->tensor(added.inputs[0]).shape;
+  int64_t known = 1, infer = -1;
+  for (size_t k = 0; k < s.size(); ++k) {
+    if (s[k] == 0 && k < x.size()) s[k] = x[k];
+    if (s[k] == -1) infer = static_cast<int64_t>(k);
+    else if (s[k] <= 0) return InvalidArgument(ow + ": bad 'shape' attribute");
+    else if (auto m = CheckedMul(known, s[k])) known = *m;
+    else return InvalidArgument(ow + ": 'shape' has too many elements (overflow)");
+  }
+  int64_t numel = 1;
+  for (int64_t d : x) {
+    auto m = CheckedMul(numel, d);
+    if (!m) return InvalidArgument(ow + ": the input has too many elements (overflow); check its dimensions");
+    numel = *m;
+  }
+  if (infer >= 0) {
+    if (numel % known != 0) return InvalidArgument(ow + ": 'shape' does not divide the input");
+    s[infer] = numel / known;
+  }
+  g->tensor(added.outputs[0]).shape = s;
+  missing_shape->erase(g->tensor(added.outputs[0]).name);
+  return Status::Ok();
+}
+
 }  // namespace
 
 static StatusOr<ir::Graph> ImportNativeJsonImpl(const std::string& text, const std::string& name,
@@ -104,38 +171,7 @@ static StatusOr<ir::Graph> ImportNativeJsonImpl(const std::string& text, const s
     return InvalidArgument(where + ": 'ops' must be a non-empty list");
 
   std::set<std::string> missing_shape;
-  for (size_t i = 0; i < j["tensors"].size(); ++i) {
-    const json& jt = j["tensors"][i];
-    std::string tw = where + " tensors[" + std::to_string(i) + "]";
-    SP_RETURN_IF_ERROR(ExpectObject(jt, tw));
-    ir::Tensor t;
-    SP_ASSIGN_OR_RETURN(t.name, GetString(jt, "name", tw));
-    tw = where + " tensor '" + t.name + "'";
-    if (g.FindTensor(t.name)) return InvalidArgument(tw + " is declared twice");
-    SP_ASSIGN_OR_RETURN(std::string kind, GetStringOr(jt, "kind", "activation", tw));
-    if (!ir::ParseTensorKind(kind, &t.kind))
-      return InvalidArgument(tw + ": kind '" + kind + "' must be input, output, activation or constant");
-    SP_ASSIGN_OR_RETURN(std::string dt, GetStringOr(jt, "dtype", dtype_name, tw));
-    if (!ir::ParseDataType(dt, &t.dtype)) return InvalidArgument(tw + ": unknown dtype '" + dt + "'");
-    if (jt.contains("shape")) {
-      SP_ASSIGN_OR_RETURN(t.shape, GetIntList(jt, "shape", tw));
-      if (t.shape.size() > static_cast<size_t>(ir::kMaxRank))
-        return InvalidArgument(tw + " has rank " + std::to_string(t.shape.size()) +
-                               "; sramplan supports up to 6 dimensions");
-      for (int64_t d : t.shape)
-        if (d <= 0)
-          return InvalidArgument(tw + " has a non-positive dimension [" + JoinInts(t.shape) +
-                                 "]; every dimension must be >= 1");
-    } else {
-      if (t.kind == ir::TensorKind::kInput || t.kind == ir::TensorKind::kConstant)
-        return InvalidArgument(tw + " (" + kind + ") needs a 'shape'");
-      missing_shape.insert(t.name);
-    }
-    if (jt.contains("quant")) {
-      SP_ASSIGN_OR_RETURN(t.quant, ParseQuant(jt["quant"], tw + " quant"));
-    }
-    g.AddTensor(std::move(t));
-  }
+  SP_RETURN_IF_ERROR(AddTensors(j, where, dtype_name, &g, &missing_shape));
 
   for (size_t i = 0; i < j["ops"].size(); ++i) {
     const json& jo = j["ops"][i];
@@ -190,29 +226,7 @@ static StatusOr<ir::Graph> ImportNativeJsonImpl(const std::string& text, const s
       return InvalidArgument(ow + ": an input has no shape yet (declare ops in execution order)");
     const ir::Op& added = g.op(id);
     if (ir::IsViewOp(added.type) && added.attrs.Has("shape") && added.inputs.size() >= 1) {
-      // Reshape-style explicit shape: 0 copies the input dim, -1 is inferred.
-      std::vector<int64_t> s = added.attrs.GetInts("shape");
-      const auto& x = g.tensor(added.inputs[0]).shape;
-      int64_t known = 1, infer = -1;
-      for (size_t k = 0; k < s.size(); ++k) {
-        if (s[k] == 0 && k < x.size()) s[k] = x[k];
-        if (s[k] == -1) infer = static_cast<int64_t>(k);
-        else if (s[k] <= 0) return InvalidArgument(ow + ": bad 'shape' attribute");
-        else if (auto m = CheckedMul(known, s[k])) known = *m;
-        else return InvalidArgument(ow + ": 'shape' has too many elements (overflow)");
-      }
-      int64_t numel = 1;
-      for (int64_t d : x) {
-        auto m = CheckedMul(numel, d);
-        if (!m) return InvalidArgument(ow + ": the input has too many elements (overflow); check its dimensions");
-        numel = *m;
-      }
-      if (infer >= 0) {
-        if (numel % known != 0) return InvalidArgument(ow + ": 'shape' does not divide the input");
-        s[infer] = numel / known;
-      }
-      g.tensor(added.outputs[0]).shape = s;
-      missing_shape.erase(g.tensor(added.outputs[0]).name);
+      SP_RETURN_IF_ERROR(SetExplicitViewShape(added, ow, &g, &missing_shape));
       continue;
     }
     auto shapes = ir::InferOutputShapes(g, added);

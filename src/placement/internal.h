@@ -13,6 +13,7 @@
 #include <memory>
 #include <numeric>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "placement/placement.h"
@@ -25,6 +26,20 @@ using Deadline = std::optional<std::chrono::steady_clock::time_point>;
 
 // PlaceTflmGreedy (placement.h) that gives up (nullopt) once `deadline` has passed.
 std::optional<Placement> PlaceTflmGreedyUntil(const std::vector<BufferRequest>& requests, Deadline deadline);
+
+// The greedy order `name` of GreedyOrderNames() (optimal.h; checked), given up (nullopt) at
+// `deadline` (greedy_orders.cc).
+std::optional<Placement> GreedyUntil(const std::string& name, const std::vector<BufferRequest>& r,
+                                     Deadline deadline);
+
+// A request occupies space only with bytes > 0 and first_step <= last_step.
+inline bool Occupies(const BufferRequest& b) { return b.bytes > 0 && b.first_step <= b.last_step; }
+
+inline int64_t ArenaOf(const std::vector<BufferRequest>& r, const std::vector<int64_t>& offsets) {
+  int64_t arena = 0;
+  for (size_t i = 0; i < r.size(); ++i) arena = std::max(arena, offsets[i] + r[i].bytes);
+  return arena;
+}
 
 class PlacedTimeIndex {
  public:
