@@ -92,8 +92,14 @@ Status ParseWindowAttrs(const Op& op, WindowGeometry* w) {
     // The padding that gives ceil(in / stride) outputs; the odd one goes at the end (SAME_UPPER) or
     // the beginning (SAME_LOWER).
     for (int i = 0; i < nsp; ++i) {
-      const int64_t total =
-          std::max<int64_t>(0, (w->out_spatial[i] - 1) * w->strides[i] + w->EffectiveKernel(i) - w->in_spatial[i]);
+      // (out - 1) * stride + dilation * (kernel - 1) + 1 - in, in checked arithmetic (the attributes of a
+      // native graph are not bounded).
+      auto covered = CheckedMul(w->out_spatial[i] - 1, w->strides[i]);
+      auto window = CheckedMul(w->dilations[i], w->kernel[i] - 1);
+      auto end = covered && window ? CheckedAdd(*covered, *window) : std::nullopt;
+      if (!end) return Bad(op, "the SAME padding of axis " + std::to_string(i) + " overflows; give smaller strides, " +
+                                   "dilations or kernel");
+      const int64_t total = std::max<int64_t>(0, *end - w->in_spatial[i] + 1);
       const int64_t small = total / 2, big = total - small;
       w->pads[i] = w->auto_pad == "SAME_UPPER" ? small : big;
       w->pads[i + nsp] = w->auto_pad == "SAME_UPPER" ? big : small;

@@ -228,6 +228,12 @@ TEST(OpGeometry, ErrorsNameTheOp) {
     c.g.op(c.id).attrs.Set("strides", V{0, 1});
     cases.push_back({"stride 0", std::move(c), "kernel, stride and dilation must be >= 1"});
   }
+  {
+    OneOp c = Make("Conv", {1, 3, 8, 8}, {4, 3, 3, 3}, {}, {1});
+    c.g.op(c.id).attrs.Set("auto_pad", std::string("SAME_UPPER"));
+    c.g.op(c.id).attrs.Set("dilations", V{int64_t{1} << 62, 1});
+    cases.push_back({"SAME overflow", std::move(c), "the SAME padding of axis 0 overflows"});
+  }
   cases.push_back({"window", Make("Conv", {1, 3, 2, 8}, {4, 3, 3, 3}, {}, {1}),
                    "window of 3 does not fit input extent 2 plus padding 0"});
   cases.push_back({"pool kernel", Make("MaxPool", {1, 3, 8, 8}, {}, {}, {1}), "kernel_shape must have 2 entries"});
