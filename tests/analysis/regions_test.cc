@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <random>
 
+#include "analysis/op_dag.h"
 #include "import/import.h"
 #include "test_util.h"
 
@@ -160,14 +161,7 @@ TEST(Regions, ForkJoinRegionsAreSingleEntrySingleExit) {
                            "models/onnx/mobilenet_v2.onnx"}) {
     auto g = import::ImportModel(testing::SourcePath(path), {});
     ASSERT_TRUE(g.ok()) << g.status().message();
-    DagPreds model(g->num_ops());
-    for (const ir::Op& op : g->ops()) {
-      auto& preds = model[op.id.value()];
-      for (ir::TensorId in : op.inputs) {
-        ir::OpId p = g->tensor(in).producer;
-        if (p.valid() && std::find(preds.begin(), preds.end(), p.value()) == preds.end()) preds.push_back(p.value());
-      }
-    }
+    DagPreds model = OpPredecessors(*g, ModelOrder(*g));
     dags.push_back(model);
   }
   size_t found = 0;
@@ -191,6 +185,31 @@ TEST(Regions, ForkJoinRegionsAreSingleEntrySingleExit) {
     }
   }
   EXPECT_GT(found, 20u);
+}
+
+TEST(Regions, OpPredecessorsFollowTheOrder) {
+  auto g = import::ImportModel(testing::SourcePath("models/onnx/googlenet.onnx"), {});
+  ASSERT_TRUE(g.ok()) << g.status().message();
+  Schedule order = ModelOrder(*g);
+  DagPreds preds = OpPredecessors(*g, order);
+  ASSERT_EQ(preds.size(), order.size());
+  int edges = 0;
+  for (size_t i = 0; i < order.size(); ++i) {
+    for (size_t k = 0; k < preds[i].size(); ++k) {
+      const int p = preds[i][k];
+      ASSERT_LT(p, static_cast<int>(i));
+      if (k > 0) EXPECT_LT(preds[i][k - 1], p);  // ascending, unique
+      bool feeds = false;  // the op at p produces an input of the op at i
+      for (ir::TensorId in : g->op(order[i]).inputs) feeds = feeds || g->tensor(in).producer == order[p];
+      EXPECT_TRUE(feeds);
+      ++edges;
+    }
+  }
+  EXPECT_GT(edges, static_cast<int>(order.size()) - 2);
+  // GoogLeNet's nine inception blocks are fork/join regions with four branches.
+  int four_way = 0;
+  for (const ForkJoinRegion& r : ForkJoinRegions(preds)) four_way += r.branches == 4;
+  EXPECT_EQ(four_way, 9);
 }
 
 }  // namespace
