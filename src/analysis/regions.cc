@@ -111,8 +111,10 @@ std::vector<int> PostDominators(const std::vector<std::vector<int>>& succs) {
     for (int s : succs[v]) {
       int a = d, b = s;
       while (a != b) {  // post-dominators have larger indices, the sink the largest
-        if (a < b) a = ipdom[a];
-        else b = ipdom[b];
+        if (a < b)
+          a = ipdom[a];
+        else
+          b = ipdom[b];
       }
       d = a;
     }
@@ -122,8 +124,8 @@ std::vector<int> PostDominators(const std::vector<std::vector<int>>& succs) {
 }
 
 // The nodes on paths entry -> exit, ascending, if they form a single-entry / single-exit region.
-bool SeseNodes(const DagPreds& preds, const std::vector<std::vector<int>>& succs, int entry, int exit,
-               std::vector<char>* in, std::vector<int>* nodes) {
+bool SeseNodes(const DagPreds& preds, const std::vector<std::vector<int>>& succs, int entry,
+               int exit, std::vector<char>* in, std::vector<int>* nodes) {
   const int n = static_cast<int>(preds.size());
   std::vector<char> fwd(n, 0), bwd(n, 0);
   fwd[entry] = 1;

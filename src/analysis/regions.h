@@ -6,7 +6,8 @@
 //  - ForcedCuts: positions of the order where every node before is an ancestor of every node after,
 //    so every valid order runs the two sides one after the other (a cut that loses nothing).
 //  - CrossingCosts + MinCostPartition: cut an order into contiguous parts of bounded length so that
-//    the weight of what lives across the cuts is smallest (COSMA's divide-and-conquer break points).
+//    the weight of what lives across the cuts is smallest (COSMA's divide-and-conquer break
+//    points).
 //  - ForkJoinRegions: single-entry / single-exit regions that open at a fork (a node with several
 //    successors) and close at the join where the branches meet (inception blocks, residual blocks,
 //    NAS cells): the modules of module buffering.

@@ -4,7 +4,8 @@
 
 namespace sramplan::analysis {
 
-bool IsGroupIntermediate(const ir::Graph& g, const std::function<bool(ir::OpId)>& in_group, ir::TensorId id) {
+bool IsGroupIntermediate(const ir::Graph& g, const std::function<bool(ir::OpId)>& in_group,
+                         ir::TensorId id) {
   const ir::Tensor& t = g.tensor(id);
   if (t.kind != ir::TensorKind::kActivation || !t.producer.valid()) return false;
   if (!in_group(t.producer)) return false;
@@ -46,7 +47,8 @@ StepLiveness ComputeStepLiveness(const ir::Graph& g, const StepGroups& steps) {
     const LiveTensor& lb = r.ops.buffers[b];
     const int first = step_at[lb.first_step], last = step_at[lb.last_step];
     if (first == last && steps[first].size() > 1 &&
-        IsGroupIntermediate(g, [&](ir::OpId op) { return r.step_of_op[op.value()] == first; }, lb.tensor))
+        IsGroupIntermediate(
+            g, [&](ir::OpId op) { return r.step_of_op[op.value()] == first; }, lb.tensor))
       continue;  // lives in the group's workspace
     r.buffer_of_op_buffer[b] = static_cast<int>(r.buffers.size());
     r.buffers.push_back({lb.tensor, lb.bytes, first, last, static_cast<int>(b)});

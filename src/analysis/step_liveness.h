@@ -19,7 +19,8 @@ using StepGroups = std::vector<std::vector<ir::OpId>>;
 
 // Tensor `id` is an intermediate of the group of ops for which `in_group` holds: an activation
 // (not a graph input, output or constant) whose producer and every consumer are in the group.
-bool IsGroupIntermediate(const ir::Graph& g, const std::function<bool(ir::OpId)>& in_group, ir::TensorId id);
+bool IsGroupIntermediate(const ir::Graph& g, const std::function<bool(ir::OpId)>& in_group,
+                         ir::TensorId id);
 bool IsGroupIntermediate(const ir::Graph& g, std::span<const ir::OpId> group, ir::TensorId id);
 
 // One arena buffer at step granularity.
@@ -32,10 +33,11 @@ struct StepBuffer {
 };
 
 struct StepLiveness {
-  Liveness ops;                          // op-level liveness of the concatenated schedule
-  std::vector<int> step_of_op;           // op id -> step index
-  std::vector<StepBuffer> buffers;       // in the order of ops.buffers, fused intermediates left out
-  std::vector<int> buffer_of_op_buffer;  // index in ops.buffers -> index in buffers, -1: intermediate
+  Liveness ops;                     // op-level liveness of the concatenated schedule
+  std::vector<int> step_of_op;      // op id -> step index
+  std::vector<StepBuffer> buffers;  // in the order of ops.buffers, fused intermediates left out
+  std::vector<int>
+      buffer_of_op_buffer;  // index in ops.buffers -> index in buffers, -1: intermediate
   // Index in `buffers` of the buffer holding tensor `id` (or the root it views); -1 for constants,
   // tensors without bytes in the arena and fused intermediates.
   int BufferOfTensor(ir::TensorId id) const;

@@ -23,9 +23,11 @@ Cost Evaluate(const HardwareModel& hw, const Traffic& traffic) {
     const LevelModel& level = hw.level(l);
     const int64_t r = l < static_cast<int>(traffic.read.size()) ? traffic.read[l] : 0;
     const int64_t w = l < static_cast<int>(traffic.write.size()) ? traffic.write[l] : 0;
-    c.energy_pj += static_cast<double>(r) * level.read_pj_per_byte + static_cast<double>(w) * level.write_pj_per_byte;
+    c.energy_pj += static_cast<double>(r) * level.read_pj_per_byte +
+                   static_cast<double>(w) * level.write_pj_per_byte;
     if (level.bytes_per_cycle > 0 && r + w > 0)
-      c.cycles = std::max(c.cycles, static_cast<int64_t>(std::ceil(static_cast<double>(r + w) / level.bytes_per_cycle)));
+      c.cycles = std::max(c.cycles, static_cast<int64_t>(std::ceil(static_cast<double>(r + w) /
+                                                                   level.bytes_per_cycle)));
     if (level.off_chip) {
       c.dram_read += r;
       c.dram_write += w;

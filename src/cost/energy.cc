@@ -4,7 +4,8 @@
 
 namespace sramplan::cost {
 
-void AddTransfer(const HardwareModel& hw, int arena, int dram, TransferKind kind, int64_t bytes, Ledger* ledger) {
+void AddTransfer(const HardwareModel& hw, int arena, int dram, TransferKind kind, int64_t bytes,
+                 Ledger* ledger) {
   const LevelModel& a = hw.level(arena);
   const LevelModel& d = hw.level(dram);
   const bool in = kind == TransferKind::kLoad || kind == TransferKind::kReload;
@@ -25,7 +26,8 @@ void AddTransfer(const HardwareModel& hw, int arena, int dram, TransferKind kind
   }
 }
 
-void AddOpAccesses(const ir::Graph& g, const analysis::Schedule& sched, const HardwareModel& hw, int arena, int wlevel,
+void AddOpAccesses(const ir::Graph& g, const analysis::Schedule& sched, const HardwareModel& hw,
+                   int arena, int wlevel,
                    const std::function<bool(const ir::Tensor&)>& in_weight_level, Ledger* ledger) {
   const LevelModel& a = hw.level(arena);
   const LevelModel& w = hw.level(wlevel);

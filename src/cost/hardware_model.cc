@@ -7,9 +7,12 @@ namespace sramplan::cost {
 
 StatusOr<HardwareModel> HardwareModel::From(const target::Target& t) {
   const int n = static_cast<int>(t.levels.size());
-  if (n == 0) return InvalidArgument("target '" + t.name + "' has no memory levels; give at least one in 'levels'");
+  if (n == 0)
+    return InvalidArgument("target '" + t.name +
+                           "' has no memory levels; give at least one in 'levels'");
   if (t.arena_level < 0 || t.arena_level >= n || t.weight_level < 0 || t.weight_level >= n)
-    return InvalidArgument("target '" + t.name + "' has no arena or weight level; give one level \"holds\": " +
+    return InvalidArgument("target '" + t.name +
+                           "' has no arena or weight level; give one level \"holds\": " +
                            "[\"activations\"] and one \"holds\": [\"weights\"]");
   std::vector<LevelModel> levels;
   for (const target::MemoryLevel& l : t.levels) {
@@ -33,11 +36,13 @@ StatusOr<HardwareModel> HardwareModel::From(const target::Target& t) {
   c.word_bits = t.compute.word_bits;
   c.clock_mhz = t.compute.clock_mhz;
   c.mac_pj = t.compute.mac_pj;
-  return Make(t.name, std::move(levels), t.levels[t.arena_level].name, t.levels[t.weight_level].name, c);
+  return Make(t.name, std::move(levels), t.levels[t.arena_level].name,
+              t.levels[t.weight_level].name, c);
 }
 
-StatusOr<HardwareModel> HardwareModel::Make(std::string name, std::vector<LevelModel> levels, const std::string& arena,
-                                            const std::string& weights, const ComputeModel& compute) {
+StatusOr<HardwareModel> HardwareModel::Make(std::string name, std::vector<LevelModel> levels,
+                                            const std::string& arena, const std::string& weights,
+                                            const ComputeModel& compute) {
   HardwareModel hw;
   hw.name_ = std::move(name);
   hw.levels_ = std::move(levels);
@@ -46,18 +51,23 @@ StatusOr<HardwareModel> HardwareModel::Make(std::string name, std::vector<LevelM
     auto bad = [&](const std::string& what) {
       return InvalidArgument("level '" + l.name + "' of '" + hw.name_ + "': " + what);
     };
-    if (l.capacity < 0) return bad("capacity " + std::to_string(l.capacity) + " is negative; give bytes >= 0");
+    if (l.capacity < 0)
+      return bad("capacity " + std::to_string(l.capacity) + " is negative; give bytes >= 0");
     if (l.instances < 1) return bad("instances " + std::to_string(l.instances) + " must be >= 1");
-    if (!(l.read_pj_per_byte >= 0) || !(l.write_pj_per_byte >= 0) || !std::isfinite(l.read_pj_per_byte) ||
-        !std::isfinite(l.write_pj_per_byte))
+    if (!(l.read_pj_per_byte >= 0) || !(l.write_pj_per_byte >= 0) ||
+        !std::isfinite(l.read_pj_per_byte) || !std::isfinite(l.write_pj_per_byte))
       return bad("read/write energy must be finite and >= 0 pJ per byte");
     if (!(l.bytes_per_cycle >= 0) || !std::isfinite(l.bytes_per_cycle))
       return bad("bandwidth must be finite and >= 0 bytes per cycle (0: not modelled)");
   }
   hw.arena_ = hw.FindLevel(arena);
   hw.weights_ = hw.FindLevel(weights);
-  if (hw.arena_ < 0) return InvalidArgument("'" + hw.name_ + "' has no level '" + arena + "' for activations; keep a level of that name");
-  if (hw.weights_ < 0) return InvalidArgument("'" + hw.name_ + "' has no level '" + weights + "' for weights; keep a level of that name");
+  if (hw.arena_ < 0)
+    return InvalidArgument("'" + hw.name_ + "' has no level '" + arena +
+                           "' for activations; keep a level of that name");
+  if (hw.weights_ < 0)
+    return InvalidArgument("'" + hw.name_ + "' has no level '" + weights +
+                           "' for weights; keep a level of that name");
   for (int i = 0; i < hw.num_levels(); ++i)
     if (hw.levels_[i].kind == target::MemoryKind::kDram) {
       hw.dram_ = i;

@@ -57,8 +57,9 @@ class HardwareModel {
   HardwareModel WithCompute(const ComputeModel& compute) const;
 
  private:
-  static StatusOr<HardwareModel> Make(std::string name, std::vector<LevelModel> levels, const std::string& arena,
-                                      const std::string& weights, const ComputeModel& compute);
+  static StatusOr<HardwareModel> Make(std::string name, std::vector<LevelModel> levels,
+                                      const std::string& arena, const std::string& weights,
+                                      const ComputeModel& compute);
   std::string name_;
   std::vector<LevelModel> levels_;
   int arena_ = -1, weights_ = -1, dram_ = -1;

@@ -1,6 +1,8 @@
 #include "ir/op_geometry.h"
 
 #include <algorithm>
+#include <functional>
+#include <numeric>
 #include <utility>
 
 #include "ir/shape_inference.h"
@@ -12,25 +14,19 @@ namespace {
 
 using Shape = std::vector<int64_t>;
 
+// Errors name the op, as shape inference's.
 Status Bad(const Op& op, const std::string& what) {
   return InvalidArgument("op '" + op.name + "' (" + op.type + "): " + what);
 }
-
-std::string S(const Shape& s) {
-  std::string r = "[";
-  r += JoinInts(s);
-  return r += "]";
-}
-
+std::string S(const Shape& s) { return "[" + JoinInts(s) + "]"; }
 int64_t Numel(const Shape& s) {
-  int64_t n = 1;
-  for (int64_t d : s) n *= d;
-  return n;
+  return std::accumulate(s.begin(), s.end(), int64_t{1}, std::multiplies<int64_t>());
 }
 
 Status NeedInputs(const Op& op, size_t n) {
   if (op.inputs.size() < n)
-    return Bad(op, "needs " + std::to_string(n) + " inputs, has " + std::to_string(op.inputs.size()));
+    return Bad(op,
+               "needs " + std::to_string(n) + " inputs, has " + std::to_string(op.inputs.size()));
   return Status::Ok();
 }
 
@@ -84,21 +80,23 @@ Status ParseWindowAttrs(const Op& op, WindowGeometry* w) {
   w->auto_pad = op.attrs.GetString("auto_pad", "NOTSET");
   w->out_spatial.resize(nsp);
   for (int i = 0; i < nsp; ++i) {
-    SP_ASSIGN_OR_RETURN(w->out_spatial[i],
-                        WindowOut(op, w->in_spatial[i], w->kernel[i], w->strides[i], w->dilations[i], w->pads[i],
-                                  w->pads[i] + w->pads[i + nsp], w->ceil_mode, w->auto_pad));
+    SP_ASSIGN_OR_RETURN(
+        w->out_spatial[i],
+        WindowOut(op, w->in_spatial[i], w->kernel[i], w->strides[i], w->dilations[i], w->pads[i],
+                  w->pads[i] + w->pads[i + nsp], w->ceil_mode, w->auto_pad));
   }
   if (w->auto_pad == "SAME_UPPER" || w->auto_pad == "SAME_LOWER") {
     // The padding that gives ceil(in / stride) outputs; the odd one goes at the end (SAME_UPPER) or
     // the beginning (SAME_LOWER).
     for (int i = 0; i < nsp; ++i) {
-      // (out - 1) * stride + dilation * (kernel - 1) + 1 - in, in checked arithmetic (the attributes of a
-      // native graph are not bounded).
+      // (out - 1) * stride + dilation * (kernel - 1) + 1 - in, in checked arithmetic (the
+      // attributes of a native graph are not bounded).
       auto covered = CheckedMul(w->out_spatial[i] - 1, w->strides[i]);
       auto window = CheckedMul(w->dilations[i], w->kernel[i] - 1);
       auto end = covered && window ? CheckedAdd(*covered, *window) : std::nullopt;
-      if (!end) return Bad(op, "the SAME padding of axis " + std::to_string(i) + " overflows; give smaller strides, " +
-                                   "dilations or kernel");
+      if (!end)
+        return Bad(op, "the SAME padding of axis " + std::to_string(i) +
+                           " overflows; give smaller strides, " + "dilations or kernel");
       const int64_t total = std::max<int64_t>(0, *end - w->in_spatial[i] + 1);
       const int64_t small = total / 2, big = total - small;
       w->pads[i] = w->auto_pad == "SAME_UPPER" ? small : big;
@@ -150,12 +148,14 @@ StatusOr<ConvGeometry> ParseConvGeometry(const Graph& g, const Op& op) {
   if (c.group <= 0) return Bad(op, "group must be >= 1");
   c.out_channels = w[0];
   const int64_t w_cin = nhwc ? w[rank - 1] : w[1];
-  if (c.in_channels % c.group != 0 || c.out_channels % c.group != 0 || w_cin * c.group != c.in_channels)
-    return Bad(op, "input channels " + std::to_string(c.in_channels) + ", weight " + S(w) + " and group " +
-                       std::to_string(c.group) + " are inconsistent");
+  if (c.in_channels % c.group != 0 || c.out_channels % c.group != 0 ||
+      w_cin * c.group != c.in_channels)
+    return Bad(op, "input channels " + std::to_string(c.in_channels) + ", weight " + S(w) +
+                       " and group " + std::to_string(c.group) + " are inconsistent");
   for (int i = 0; i < nsp; ++i) c.kernel.push_back(nhwc ? w[1 + i] : w[2 + i]);
   const Shape ks = op.attrs.GetInts("kernel_shape");
-  if (!ks.empty() && ks != c.kernel) return Bad(op, "kernel_shape " + S(ks) + " disagrees with weight " + S(w));
+  if (!ks.empty() && ks != c.kernel)
+    return Bad(op, "kernel_shape " + S(ks) + " disagrees with weight " + S(w));
   if (op.inputs.size() >= 3) {
     const Shape& b = g.tensor(op.inputs[2]).shape;
     if (Numel(b) != c.out_channels)
@@ -169,7 +169,8 @@ StatusOr<ConvGeometry> ParseConvGeometry(const Graph& g, const Op& op) {
 }
 
 StatusOr<PoolGeometry> ParsePoolGeometry(const Graph& g, const Op& op) {
-  if (op.type != "MaxPool" && op.type != "AveragePool") return Bad(op, "is not a MaxPool or AveragePool");
+  if (op.type != "MaxPool" && op.type != "AveragePool")
+    return Bad(op, "is not a MaxPool or AveragePool");
   SP_RETURN_IF_ERROR(NeedInputs(op, 1));
   PoolGeometry p;
   SP_RETURN_IF_ERROR(ParseWindowInput(g, op, &p));
@@ -191,7 +192,8 @@ StatusOr<GemmGeometry> ParseGemmGeometry(const Graph& g, const Op& op) {
   const Shape& in_b = g.tensor(op.inputs[1]).shape;
   Shape a = in_a, b = in_b;
   if (op.type == "Gemm") {
-    if (a.size() != 2 || b.size() != 2) return Bad(op, "Gemm needs 2-D inputs, got " + S(a) + " and " + S(b));
+    if (a.size() != 2 || b.size() != 2)
+      return Bad(op, "Gemm needs 2-D inputs, got " + S(a) + " and " + S(b));
     r.trans_a = op.attrs.GetInt("transA", 0) != 0;
     r.trans_b = op.attrs.GetInt("transB", 0) != 0;
     r.alpha = op.attrs.GetFloat("alpha", 1.0);
@@ -207,7 +209,8 @@ StatusOr<GemmGeometry> ParseGemmGeometry(const Graph& g, const Op& op) {
       const Shape& c = g.tensor(op.inputs[2]).shape;
       const Shape y = {a[0], b[1]};
       auto bc = BroadcastShapes(c, y);
-      if (c.size() > 2 || !bc || *bc != y) return Bad(op, "bias " + S(c) + " does not broadcast to the output " + S(y));
+      if (c.size() > 2 || !bc || *bc != y)
+        return Bad(op, "bias " + S(c) + " does not broadcast to the output " + S(y));
       r.has_bias = true;
     }
     return r;
@@ -216,7 +219,8 @@ StatusOr<GemmGeometry> ParseGemmGeometry(const Graph& g, const Op& op) {
   const bool a1 = a.size() == 1, b1 = b.size() == 1;
   if (a1) a.insert(a.begin(), 1);
   if (b1) b.push_back(1);
-  if (a.back() != b[b.size() - 2]) return Bad(op, "inner dimensions differ: " + S(in_a) + " x " + S(in_b));
+  if (a.back() != b[b.size() - 2])
+    return Bad(op, "inner dimensions differ: " + S(in_a) + " x " + S(in_b));
   const Shape ba(a.begin(), a.end() - 2), bb(b.begin(), b.end() - 2);
   auto batch = BroadcastShapes(ba, bb);
   if (!batch) return Bad(op, "batch dimensions do not broadcast");

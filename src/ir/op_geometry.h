@@ -21,22 +21,24 @@ namespace sramplan::ir {
 
 // The sliding window of a Conv or a pooling op over the spatial axes of its input.
 struct WindowGeometry {
-  Layout layout = Layout::kNCHW;    // of the graph: where the channel axis is
-  int64_t batch = 1;                // N
-  int64_t in_channels = 0;          // C of the input
-  int64_t out_channels = 0;         // C of the output (pooling: in_channels)
-  std::vector<int64_t> in_spatial;  // input extents, spatial axes in order (H, W for 2-D)
-  std::vector<int64_t> out_spatial; // output extents, ONNX rules (ceil_mode, auto_pad)
-  std::vector<int64_t> kernel;      // per spatial axis
-  std::vector<int64_t> strides;     // per spatial axis, default 1
-  std::vector<int64_t> dilations;   // per spatial axis, default 1
-  // ONNX order: the begin of every axis, then the end of every axis (2-D: top, left, bottom, right).
-  // With auto_pad SAME_UPPER / SAME_LOWER these are the pads the ONNX rule implies (the extra one at
-  // the end / the beginning), as the ONNX importer writes them; otherwise the `pads` attribute.
+  Layout layout = Layout::kNCHW;     // of the graph: where the channel axis is
+  int64_t batch = 1;                 // N
+  int64_t in_channels = 0;           // C of the input
+  int64_t out_channels = 0;          // C of the output (pooling: in_channels)
+  std::vector<int64_t> in_spatial;   // input extents, spatial axes in order (H, W for 2-D)
+  std::vector<int64_t> out_spatial;  // output extents, ONNX rules (ceil_mode, auto_pad)
+  std::vector<int64_t> kernel;       // per spatial axis
+  std::vector<int64_t> strides;      // per spatial axis, default 1
+  std::vector<int64_t> dilations;    // per spatial axis, default 1
+  // ONNX order: the begin of every axis, then the end of every axis (2-D: top, left, bottom,
+  // right). With auto_pad SAME_UPPER / SAME_LOWER these are the pads the ONNX rule implies (the
+  // extra one at the end / the beginning), as the ONNX importer writes them; otherwise the `pads`
+  // attribute.
   std::vector<int64_t> pads;
   std::string auto_pad = "NOTSET";  // as given
   bool ceil_mode = false;
-  bool kernel_shape_given = false;  // the op carries a kernel_shape attribute (Conv: else the weight's)
+  bool kernel_shape_given =
+      false;  // the op carries a kernel_shape attribute (Conv: else the weight's)
 
   int spatial_rank() const { return static_cast<int>(kernel.size()); }
   bool Is2D() const { return spatial_rank() == 2; }
@@ -52,8 +54,8 @@ struct WindowGeometry {
 
 struct ConvGeometry : WindowGeometry {
   int64_t group = 1;
-  bool depthwise = false;   // as ir::IsDepthwiseConv: group > 1, group == C_in == C_out
-  bool has_bias = false;    // a third input
+  bool depthwise = false;  // as ir::IsDepthwiseConv: group > 1, group == C_in == C_out
+  bool has_bias = false;   // a third input
   // Weight extents: [C_out, C_in / group, k...] (NCHW) or [C_out, k..., C_in / group] (NHWC).
   std::vector<int64_t> weight_shape;
   int64_t in_channels_per_group() const { return in_channels / group; }
@@ -77,8 +79,8 @@ struct GemmGeometry {
   // operand counts as a matrix with m = 1 (A) or n = 1 (B), as ONNX promotes it.
   std::vector<int64_t> batch;
   bool a_vector = false, b_vector = false;  // MatMul: A / B is 1-D (its row / column is dropped)
-  int64_t m = 0, k = 0, n = 0;  // op(A) is m x k, op(B) is k x n, the product m x n
-  int64_t Macs() const;         // prod(batch) * m * k * n
+  int64_t m = 0, k = 0, n = 0;              // op(A) is m x k, op(B) is k x n, the product m x n
+  int64_t Macs() const;                     // prod(batch) * m * k * n
 };
 
 // Conv only ("Conv"). Checks the input rank (>= 3), the weight (rank, channels, group), the

@@ -144,15 +144,16 @@ TEST(Regions, NoRegionWithASideEntryOrBranchesThatNeverMeet) {
   EXPECT_TRUE(ForkJoinRegions({{}, {}, {0}, {0, 1}, {2, 3}}).empty());
   // 0 -> {1, 2}, two outputs.
   EXPECT_TRUE(ForkJoinRegions({{}, {0}, {0}}).empty());
-  // The side entry is inside a larger region: 0 -> {1, 2}; 1 -> {3, 4}; 2 -> 4; {3, 4} -> 5. The fork
-  // at 1 does not close before 5 without the edge 2 -> 4, so only 0's region (0..5) exists.
+  // The side entry is inside a larger region: 0 -> {1, 2}; 1 -> {3, 4}; 2 -> 4; {3, 4} -> 5. The
+  // fork at 1 does not close before 5 without the edge 2 -> 4, so only 0's region (0..5) exists.
   auto r = ForkJoinRegions({{}, {0}, {0}, {1}, {1, 2}, {3, 4}});
   ASSERT_EQ(r.size(), 1u);
   EXPECT_EQ(r[0].entry, 0);
   EXPECT_EQ(r[0].exit, 5);
 }
 
-// On random DAGs and real networks (NAS cells, inception, residual blocks) every region found is single-entry / single-exit.
+// On random DAGs and real networks (NAS cells, inception, residual blocks) every region found is
+// single-entry / single-exit.
 TEST(Regions, ForkJoinRegionsAreSingleEntrySingleExit) {
   std::mt19937 rng(3);
   std::vector<DagPreds> dags;
@@ -177,10 +178,12 @@ TEST(Regions, ForkJoinRegionsAreSingleEntrySingleExit) {
       ASSERT_TRUE(in[r.entry] && in[r.exit]);
       EXPECT_GE(r.branches, 2);
       for (int v : r.nodes) {
-        if (v != r.entry)
+        if (v != r.entry) {
           for (int p : preds[v]) EXPECT_TRUE(in[p]) << "side entry into " << v;
-        if (v != r.exit)
+        }
+        if (v != r.exit) {
           for (int s : succs[v]) EXPECT_TRUE(in[s]) << "side exit from " << v;
+        }
       }
     }
   }
@@ -198,9 +201,12 @@ TEST(Regions, OpPredecessorsFollowTheOrder) {
     for (size_t k = 0; k < preds[i].size(); ++k) {
       const int p = preds[i][k];
       ASSERT_LT(p, static_cast<int>(i));
-      if (k > 0) EXPECT_LT(preds[i][k - 1], p);  // ascending, unique
+      if (k > 0) {
+        EXPECT_LT(preds[i][k - 1], p);  // ascending, unique
+      }
       bool feeds = false;  // the op at p produces an input of the op at i
-      for (ir::TensorId in : g->op(order[i]).inputs) feeds = feeds || g->tensor(in).producer == order[p];
+      for (ir::TensorId in : g->op(order[i]).inputs)
+        feeds = feeds || g->tensor(in).producer == order[p];
       EXPECT_TRUE(feeds);
       ++edges;
     }

@@ -28,7 +28,9 @@ ir::OpId OpNamed(const ir::Graph& g, const std::string& name) {
   return ir::OpId();
 }
 
-ir::TensorId TensorNamed(const ir::Graph& g, const std::string& name) { return *g.FindTensor(name); }
+ir::TensorId TensorNamed(const ir::Graph& g, const std::string& name) {
+  return *g.FindTensor(name);
+}
 
 TEST(StepLiveness, SingleOpStepsAreTheOpLevelLiveness) {
   ir::Graph g = Bottleneck();
@@ -68,7 +70,8 @@ TEST(StepLiveness, FusedIntermediatesOwnNoBuffer) {
   EXPECT_EQ(s.step_of_op[OpNamed(g, "add").value()], 1);
   EXPECT_EQ(s.buffers[s.BufferOfTensor(TensorNamed(g, "p"))].tensor, TensorNamed(g, "p"));
   // The whole block as one step: p is an intermediate too; x (a graph input) and y are not.
-  StepLiveness all = ComputeStepLiveness(g, {{OpNamed(g, "pw"), OpNamed(g, "dw"), OpNamed(g, "pj"), OpNamed(g, "add")}});
+  StepLiveness all = ComputeStepLiveness(
+      g, {{OpNamed(g, "pw"), OpNamed(g, "dw"), OpNamed(g, "pj"), OpNamed(g, "add")}});
   ASSERT_EQ(all.buffers.size(), 2u);
   EXPECT_EQ(g.tensor(all.buffers[0].tensor).name, "x");
   EXPECT_EQ(g.tensor(all.buffers[1].tensor).name, "y");
@@ -100,7 +103,8 @@ TEST(StepLiveness, MatchesTheVmcuPlansBuffers) {
   ASSERT_TRUE(t.ok());
   int fused_steps = 0;
   for (const char* block : {"B1", "B5", "S3", "mcunet-320kb-imagenet"}) {
-    auto gi = import::ImportModel(testing::SourcePath(std::string("models/mcunet_blocks/") + block + ".graph.json"), {});
+    auto gi = import::ImportModel(
+        testing::SourcePath(std::string("models/mcunet_blocks/") + block + ".graph.json"), {});
     ASSERT_TRUE(gi.ok()) << gi.status().message();
     ir::Graph g = std::move(gi).value();
     ir::ApplyDtype(g, ir::DataType::kInt8);

@@ -86,7 +86,8 @@ TEST(HardwareModel, WithLevelsForCoDesign) {
   no_arena.erase(no_arena.begin() + hw.arena());
   auto bad = hw.WithLevels(no_arena);
   ASSERT_FALSE(bad.ok());
-  EXPECT_NE(bad.status().message().find("'" + arena_name + "'"), std::string::npos) << bad.status().message();
+  EXPECT_NE(bad.status().message().find("'" + arena_name + "'"), std::string::npos)
+      << bad.status().message();
   std::vector<LevelModel> negative = hw.levels();
   negative[0].write_pj_per_byte = -1;
   auto neg = hw.WithLevels(negative);
@@ -100,12 +101,20 @@ TEST(HardwareModel, WithLevelsForCoDesign) {
 HardwareModel TwoLevels() {
   target::Target t;
   t.name = "toy";
-  target::MemoryLevel sram{.name = "sram", .kind = target::MemoryKind::kSram, .capacity = 1024,
-                           .read_pj_per_byte = 1.0, .write_pj_per_byte = 2.0, .bandwidth_bytes_per_cycle = 8,
-                           .holds_activations = true};
-  target::MemoryLevel dram{.name = "dram", .kind = target::MemoryKind::kDram, .capacity = 1 << 30,
-                           .read_pj_per_byte = 100.0, .write_pj_per_byte = 120.0, .bandwidth_bytes_per_cycle = 2,
-                           .holds_weights = true};
+  target::MemoryLevel sram, dram;
+  sram.name = "sram";
+  sram.capacity = 1024;
+  sram.read_pj_per_byte = 1.0;
+  sram.write_pj_per_byte = 2.0;
+  sram.bandwidth_bytes_per_cycle = 8;
+  sram.holds_activations = true;
+  dram.name = "dram";
+  dram.kind = target::MemoryKind::kDram;
+  dram.capacity = 1 << 30;
+  dram.read_pj_per_byte = 100.0;
+  dram.write_pj_per_byte = 120.0;
+  dram.bandwidth_bytes_per_cycle = 2;
+  dram.holds_weights = true;
   t.levels = {sram, dram};
   t.arena_level = 0;
   t.weight_level = 1;

@@ -1,5 +1,5 @@
-// The cost functions give exactly (bit for bit) the numbers of the driver's metric arithmetic and of
-// the plans it produces today, on bundled models.
+// The cost functions give exactly (bit for bit) the numbers of the driver's metric arithmetic and
+// of the plans it produces today, on bundled models.
 #include "cost/energy.h"
 
 #include <gtest/gtest.h>
@@ -43,7 +43,8 @@ Planned PlanCase(const Case& c) {
   auto p = driver::RunStrategy(*g, *t, c.strategy, o);
   EXPECT_TRUE(p.ok()) << c.model << " " << c.strategy << ": " << p.status().message();
   analysis::Schedule sched = testing::PlanOrder(*g, *p);
-  return {std::move(g).value(), std::move(t).value(), std::move(hw).value(), std::move(p).value(), std::move(sched)};
+  return {std::move(g).value(), std::move(t).value(), std::move(hw).value(), std::move(p).value(),
+          std::move(sched)};
 }
 
 bool IsConstant(const ir::Tensor& t) { return t.kind == ir::TensorKind::kConstant; }
@@ -63,8 +64,9 @@ Ledger Rebuild(const Planned& x) {
   std::set<std::string> on_chip;
   for (const plan::Buffer& b : x.p.buffers)
     if (b.level == x.p.arena_level) on_chip.insert(b.tensor);
-  AddOpAccesses(x.g, x.sched, hw, hw.arena(), hw.weights(),
-                [&](const ir::Tensor& t) { return IsConstant(t) && !on_chip.count(t.name); }, &l);
+  AddOpAccesses(
+      x.g, x.sched, hw, hw.arena(), hw.weights(),
+      [&](const ir::Tensor& t) { return IsConstant(t) && !on_chip.count(t.name); }, &l);
   return l;
 }
 
@@ -120,7 +122,9 @@ TEST(Energy, RebuildsThePlansMetricsBitForBit) {
     Cost cost = Evaluate(x.hw, tr);
     EXPECT_NEAR(cost.energy_pj, l.energy_pj, 1e-9 * l.energy_pj) << what;
     EXPECT_EQ(cost.dram_read, l.offchip_read_bytes) << what;
-    if (x.hw.dram() >= 0) EXPECT_EQ(cost.dram_write, l.offchip_write_bytes) << what;
+    if (x.hw.dram() >= 0) {
+      EXPECT_EQ(cost.dram_write, l.offchip_write_bytes) << what;
+    }
   }
   EXPECT_GE(with_transfers, 2);
 }
@@ -151,7 +155,8 @@ TEST(Energy, SummarizeLevelsEqualsFinishLevelMetrics) {
     EXPECT_EQ(o.lower_bound_bytes, q.metrics.lower_bound_bytes) << what;
     EXPECT_EQ(o.overhead_pct, q.metrics.overhead_pct) << what;
     for (size_t i = 0; i < fills.size(); ++i) {
-      EXPECT_EQ(fills[i].used_bytes, q.levels[i].used_bytes) << what << " level " << q.levels[i].name;
+      EXPECT_EQ(fills[i].used_bytes, q.levels[i].used_bytes)
+          << what << " level " << q.levels[i].name;
       EXPECT_EQ(fills[i].used_bytes, q.metrics.peak_bytes.at(q.levels[i].name)) << what;
     }
     // And the plan's own numbers.

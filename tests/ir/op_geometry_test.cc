@@ -27,10 +27,17 @@ OneOp Make(const std::string& type, V x, V w, V b, V y, Layout layout = Layout::
   Op op;
   op.name = "op1";
   op.type = type;
-  op.inputs.push_back(r.g.AddTensor({.name = "x", .shape = x, .kind = TensorKind::kInput}));
-  if (!w.empty()) op.inputs.push_back(r.g.AddTensor({.name = "w", .shape = w, .kind = TensorKind::kConstant}));
-  if (!b.empty()) op.inputs.push_back(r.g.AddTensor({.name = "b", .shape = b, .kind = TensorKind::kConstant}));
-  op.outputs.push_back(r.g.AddTensor({.name = "y", .shape = y, .kind = TensorKind::kOutput}));
+  auto add = [&](const std::string& name, const V& shape, TensorKind kind) {
+    Tensor t;
+    t.name = name;
+    t.shape = shape;
+    t.kind = kind;
+    return r.g.AddTensor(std::move(t));
+  };
+  op.inputs.push_back(add("x", x, TensorKind::kInput));
+  if (!w.empty()) op.inputs.push_back(add("w", w, TensorKind::kConstant));
+  if (!b.empty()) op.inputs.push_back(add("b", b, TensorKind::kConstant));
+  op.outputs.push_back(add("y", y, TensorKind::kOutput));
   r.id = r.g.AddOp(op);
   return r;
 }
@@ -210,9 +217,11 @@ TEST(OpGeometry, ErrorsNameTheOp) {
   {
     OneOp c = Make("Conv", {1, 3, 8, 8}, {4, 3, 3, 3}, {}, {1});
     c.g.op(c.id).attrs.Set("kernel_shape", V{5, 5});
-    cases.push_back({"kernel_shape", std::move(c), "kernel_shape [5,5] disagrees with weight [4,3,3,3]"});
+    cases.push_back(
+        {"kernel_shape", std::move(c), "kernel_shape [5,5] disagrees with weight [4,3,3,3]"});
   }
-  cases.push_back({"bias", Make("Conv", {1, 3, 8, 8}, {4, 3, 3, 3}, {3}, {1}), "bias [3] must have 4 elements"});
+  cases.push_back({"bias", Make("Conv", {1, 3, 8, 8}, {4, 3, 3, 3}, {3}, {1}),
+                   "bias [3] must have 4 elements"});
   {
     OneOp c = Make("Conv", {1, 3, 8, 8}, {4, 3, 3, 3}, {}, {1});
     c.g.op(c.id).attrs.Set("strides", V{1});
@@ -236,30 +245,36 @@ TEST(OpGeometry, ErrorsNameTheOp) {
   }
   cases.push_back({"window", Make("Conv", {1, 3, 2, 8}, {4, 3, 3, 3}, {}, {1}),
                    "window of 3 does not fit input extent 2 plus padding 0"});
-  cases.push_back({"pool kernel", Make("MaxPool", {1, 3, 8, 8}, {}, {}, {1}), "kernel_shape must have 2 entries"});
+  cases.push_back({"pool kernel", Make("MaxPool", {1, 3, 8, 8}, {}, {}, {1}),
+                   "kernel_shape must have 2 entries"});
   cases.push_back({"gemm rank", Make("Gemm", {1, 3, 8}, {3, 4}, {}, {1}), "Gemm needs 2-D inputs"});
   cases.push_back({"gemm inner", Make("Gemm", {2, 3}, {4, 5}, {}, {1}), "inner dimensions differ"});
-  cases.push_back({"gemm bias", Make("Gemm", {2, 3}, {3, 5}, {4}, {1}), "bias [4] does not broadcast to the output [2,5]"});
-  cases.push_back({"matmul batch", Make("MatMul", {2, 4, 6}, {3, 6, 7}, {}, {1}), "batch dimensions do not broadcast"});
-  cases.push_back({"matmul arity", Make("MatMul", {2, 4, 6}, {}, {}, {1}), "needs 2 inputs, has 1"});
+  cases.push_back({"gemm bias", Make("Gemm", {2, 3}, {3, 5}, {4}, {1}),
+                   "bias [4] does not broadcast to the output [2,5]"});
+  cases.push_back({"matmul batch", Make("MatMul", {2, 4, 6}, {3, 6, 7}, {}, {1}),
+                   "batch dimensions do not broadcast"});
+  cases.push_back(
+      {"matmul arity", Make("MatMul", {2, 4, 6}, {}, {}, {1}), "needs 2 inputs, has 1"});
   cases.push_back({"wrong type", Make("Relu", {2, 4, 6}, {}, {}, {1}), "is not a Conv"});
   for (const Case& c : cases) {
     const Op& op = c.op.op();
-    Status s = op.type == "Conv" || op.type == "Relu"      ? ParseConvGeometry(c.op.g, op).status()
-               : op.type == "MaxPool"                      ? ParsePoolGeometry(c.op.g, op).status()
-                                                           : ParseGemmGeometry(c.op.g, op).status();
+    Status s = op.type == "Conv" || op.type == "Relu" ? ParseConvGeometry(c.op.g, op).status()
+               : op.type == "MaxPool"                 ? ParsePoolGeometry(c.op.g, op).status()
+                                                      : ParseGemmGeometry(c.op.g, op).status();
     EXPECT_FALSE(s.ok()) << c.what;
-    EXPECT_NE(s.message().find("op 'op1' (" + op.type + "): "), std::string::npos) << c.what << ": " << s.message();
+    EXPECT_NE(s.message().find("op 'op1' (" + op.type + "): "), std::string::npos)
+        << c.what << ": " << s.message();
     EXPECT_NE(s.message().find(c.expect), std::string::npos) << c.what << ": " << s.message();
   }
 }
 
-// On real models: every Conv, pool and Gemm/MatMul parses, and the geometry's output extents are the
-// output tensor's (the graph was verified, so they are shape inference's).
+// On real models: every Conv, pool and Gemm/MatMul parses, and the geometry's output extents are
+// the output tensor's (the graph was verified, so they are shape inference's).
 TEST(OpGeometry, BundledModelsParseAndMatchOutputShapes) {
   int convs = 0, pools = 0, gemms = 0;
-  for (const char* model : {"models/onnx/mobilenet_v2.onnx", "models/onnx/googlenet.onnx",
-                            "models/nas/darts-cifar10.graph.json", "models/mcunet_blocks/B1.graph.json"}) {
+  for (const char* model :
+       {"models/onnx/mobilenet_v2.onnx", "models/onnx/googlenet.onnx",
+        "models/nas/darts-cifar10.graph.json", "models/mcunet_blocks/B1.graph.json"}) {
     auto g = import::ImportModel(testing::SourcePath(model), {});
     ASSERT_TRUE(g.ok()) << model << ": " << g.status().message();
     for (const Op& op : g->ops()) {
@@ -267,7 +282,8 @@ TEST(OpGeometry, BundledModelsParseAndMatchOutputShapes) {
       const int rank = static_cast<int>(y.size());
       const bool nhwc = g->layout == Layout::kNHWC;
       auto check_window = [&](const WindowGeometry& w) {
-        for (int i = 0; i < w.spatial_rank(); ++i) EXPECT_EQ(w.out_spatial[i], y[nhwc ? 1 + i : 2 + i]) << op.name;
+        for (int i = 0; i < w.spatial_rank(); ++i)
+          EXPECT_EQ(w.out_spatial[i], y[nhwc ? 1 + i : 2 + i]) << op.name;
         EXPECT_EQ(w.out_channels, y[nhwc ? rank - 1 : 1]) << op.name;
       };
       if (op.type == "Conv") {
