@@ -4,6 +4,7 @@
 #include <cmath>
 #include <limits>
 
+#include "ir/op_geometry.h"
 #include "support/int_math.h"
 #include "support/strings.h"
 
@@ -29,77 +30,13 @@ int64_t Numel(const Shape& s) {
   return n;
 }
 
-// Spatial output size of a window op along one axis, ONNX semantics.
-StatusOr<int64_t> WindowOut(const Op& op, int64_t in, int64_t k, int64_t stride, int64_t dil,
-                            int64_t pad_begin, int64_t pad_total, bool ceil_mode,
-                            const std::string& auto_pad) {
-  if (stride <= 0 || dil <= 0 || k <= 0) return Bad(op, "kernel, stride and dilation must be >= 1");
-  if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") return CeilDiv(in, stride);
-  int64_t eff = dil * (k - 1) + 1;
-  int64_t span = in + pad_total - eff;
-  if (span < 0)
-    return Bad(op, "window of " + std::to_string(eff) + " does not fit input extent " +
-                       std::to_string(in) + " plus padding " + std::to_string(pad_total));
-  int64_t out = ceil_mode ? CeilDiv(span, stride) + 1 : span / stride + 1;
-  // As PyTorch and ONNX Runtime: with ceil_mode the last window must start inside the input or the
-  // leading padding.
-  if (ceil_mode && (out - 1) * stride >= in + pad_begin) out -= 1;
-  return out;
-}
-
-StatusOr<Shapes> WindowOp(const Graph& g, const Op& op, bool is_conv) {
-  const Shape& x = g.tensor(op.inputs[0]).shape;
-  int rank = static_cast<int>(x.size());
-  if (rank < 3) return Bad(op, "input " + S(x) + " needs at least 3 dimensions (N, C, spatial...)");
-  int nsp = rank - 2;
-  bool nhwc = g.layout == Layout::kNHWC;
-  int caxis = nhwc ? rank - 1 : 1;
-  auto sp = [&](int i) { return nhwc ? 1 + i : 2 + i; };
-  Shape kernel;
-  int64_t out_c = x[caxis];
-  if (is_conv) {
-    if (op.inputs.size() < 2) return Bad(op, "needs a weight input");
-    const Shape& w = g.tensor(op.inputs[1]).shape;
-    if (static_cast<int>(w.size()) != rank)
-      return Bad(op, "weight " + S(w) + " must have the rank of the input " + S(x));
-    int64_t group = op.attrs.GetInt("group", 1);
-    if (group <= 0) return Bad(op, "group must be >= 1");
-    out_c = w[0];
-    int64_t w_cin = nhwc ? w[rank - 1] : w[1];
-    if (x[caxis] % group != 0 || out_c % group != 0 || w_cin * group != x[caxis])
-      return Bad(op, "input channels " + std::to_string(x[caxis]) + ", weight " + S(w) +
-                         " and group " + std::to_string(group) + " are inconsistent");
-    for (int i = 0; i < nsp; ++i) kernel.push_back(nhwc ? w[1 + i] : w[2 + i]);
-    Shape ks = op.attrs.GetInts("kernel_shape");
-    if (!ks.empty() && ks != kernel)
-      return Bad(op, "kernel_shape " + S(ks) + " disagrees with weight " + S(w));
-    if (op.inputs.size() >= 3) {
-      const Shape& b = g.tensor(op.inputs[2]).shape;
-      if (Numel(b) != out_c) return Bad(op, "bias " + S(b) + " must have " + std::to_string(out_c) + " elements");
-    }
-  } else {
-    kernel = op.attrs.GetInts("kernel_shape");
-    if (static_cast<int>(kernel.size()) != nsp)
-      return Bad(op, "kernel_shape must have " + std::to_string(nsp) + " entries");
-  }
-  Shape strides = op.attrs.GetInts("strides", Shape(nsp, 1));
-  Shape dil = op.attrs.GetInts("dilations", Shape(nsp, 1));
-  Shape pads = op.attrs.GetInts("pads", Shape(2 * nsp, 0));
-  if (static_cast<int>(strides.size()) != nsp || static_cast<int>(dil.size()) != nsp ||
-      static_cast<int>(pads.size()) != 2 * nsp)
-    return Bad(op, "strides/dilations/pads have the wrong number of entries for " +
-                       std::to_string(nsp) + " spatial dims");
-  for (int64_t p : pads)
-    if (p < 0) return Bad(op, "negative padding is not supported");
-  bool ceil_mode = op.attrs.GetInt("ceil_mode", 0) != 0;
-  std::string auto_pad = op.attrs.GetString("auto_pad", "NOTSET");
-  Shape out = x;
-  out[caxis] = out_c;
-  for (int i = 0; i < nsp; ++i) {
-    SP_ASSIGN_OR_RETURN(int64_t o, WindowOut(op, x[sp(i)], kernel[i], strides[i], dil[i], pads[i],
-                                             pads[i] + pads[i + nsp], ceil_mode, auto_pad));
-    out[sp(i)] = o;
-  }
+// The output of a Conv or pooling op: the input with the channel and spatial extents replaced.
+Shapes WindowOutput(const Graph& g, const Op& op, const WindowGeometry& w) {
+  Shape out = g.tensor(op.inputs[0]).shape;
+  const int rank = static_cast<int>(out.size());
+  const bool nhwc = g.layout == Layout::kNHWC;
+  out[nhwc ? rank - 1 : 1] = w.out_channels;
+  for (int i = 0; i < w.spatial_rank(); ++i) out[nhwc ? 1 + i : 2 + i] = w.out_spatial[i];
   return Shapes{out};
 }
 
@@ -127,11 +64,13 @@ StatusOr<Shapes> InferOutputShapes(const Graph& g, const Op& op) {
   };
   if (t == "Conv") {
     SP_RETURN_IF_ERROR(need(2));
-    return WindowOp(g, op, true);
+    SP_ASSIGN_OR_RETURN(ConvGeometry c, ParseConvGeometry(g, op));
+    return WindowOutput(g, op, c);
   }
   if (t == "MaxPool" || t == "AveragePool") {
     SP_RETURN_IF_ERROR(need(1));
-    return WindowOp(g, op, false);
+    SP_ASSIGN_OR_RETURN(PoolGeometry p, ParsePoolGeometry(g, op));
+    return WindowOutput(g, op, p);
   }
   if (t == "GlobalAveragePool" || t == "GlobalMaxPool") {
     SP_RETURN_IF_ERROR(need(1));
@@ -212,36 +151,12 @@ StatusOr<Shapes> InferOutputShapes(const Graph& g, const Op& op) {
     }
     return Shapes{out};
   }
-  if (t == "Gemm") {
+  if (t == "Gemm" || t == "MatMul") {
     SP_RETURN_IF_ERROR(need(2));
-    Shape a = in(0), b = in(1);
-    if (a.size() != 2 || b.size() != 2) return Bad(op, "Gemm needs 2-D inputs, got " + S(a) + " and " + S(b));
-    if (op.attrs.GetInt("transA", 0)) std::swap(a[0], a[1]);
-    if (op.attrs.GetInt("transB", 0)) std::swap(b[0], b[1]);
-    if (a[1] != b[0]) return Bad(op, "inner dimensions differ: " + S(a) + " x " + S(b));
-    if (op.inputs.size() >= 3) {
-      // The bias C must broadcast to the output [M, N] (ONNX: unidirectional broadcasting).
-      const Shape c = in(2), y = {a[0], b[1]};
-      auto bc = BroadcastShapes(c, y);
-      if (c.size() > 2 || !bc || *bc != y)
-        return Bad(op, "bias " + S(c) + " does not broadcast to the output " + S(y));
-    }
-    return Shapes{{a[0], b[1]}};
-  }
-  if (t == "MatMul") {
-    SP_RETURN_IF_ERROR(need(2));
-    Shape a = in(0), b = in(1);
-    if (a.empty() || b.empty()) return Bad(op, "scalar operands are not allowed");
-    bool a1 = a.size() == 1, b1 = b.size() == 1;
-    if (a1) a.insert(a.begin(), 1);
-    if (b1) b.push_back(1);
-    if (a.back() != b[b.size() - 2]) return Bad(op, "inner dimensions differ: " + S(in(0)) + " x " + S(in(1)));
-    Shape ba(a.begin(), a.end() - 2), bb(b.begin(), b.end() - 2);
-    auto batch = BroadcastShapes(ba, bb);
-    if (!batch) return Bad(op, "batch dimensions do not broadcast");
-    Shape out = *batch;
-    if (!a1) out.push_back(a[a.size() - 2]);
-    if (!b1) out.push_back(b.back());
+    SP_ASSIGN_OR_RETURN(GemmGeometry m, ParseGemmGeometry(g, op));
+    Shape out = m.batch;
+    if (!m.a_vector) out.push_back(m.m);
+    if (!m.b_vector) out.push_back(m.n);
     return Shapes{out};
   }
   if (t == "Transpose") {

@@ -1,40 +1,16 @@
 #include "schedule/hierarchical.h"
 
 #include <algorithm>
-#include <bit>
 #include <cstdlib>
 #include <memory>
+
+#include "analysis/regions.h"
 
 namespace sramplan::schedule {
 namespace {
 
 using internal::Clock;
 using internal::MemProblem;
-
-// Dense bit sets over op ids (ancestor / descendant relations).
-class BitMatrix {
- public:
-  BitMatrix(int rows, int cols)
-      : words_((cols + 63) / 64), bits_(static_cast<size_t>(rows) * words_, 0) {}
-  bool Get(int r, int c) const { return (bits_[Row(r) + (c >> 6)] >> (c & 63)) & 1; }
-  void Set(int r, int c) { bits_[Row(r) + (c >> 6)] |= uint64_t{1} << (c & 63); }
-  void OrRow(int dst, int src) {
-    for (size_t w = 0; w < words_; ++w) bits_[Row(dst) + w] |= bits_[Row(src) + w];
-  }
-  // Number of set bits among columns [0, c).
-  int CountBelow(int r, int c) const {
-    int n = 0;
-    size_t full = static_cast<size_t>(c) >> 6;
-    for (size_t w = 0; w < full; ++w) n += std::popcount(bits_[Row(r) + w]);
-    if (c & 63) n += std::popcount(bits_[Row(r) + full] & ((uint64_t{1} << (c & 63)) - 1));
-    return n;
-  }
-
- private:
-  size_t Row(int r) const { return static_cast<size_t>(r) * words_; }
-  size_t words_;
-  std::vector<uint64_t> bits_;
-};
 
 struct BufferInfo {
   int def = -1;        // defining op, -1 for graph inputs
@@ -56,8 +32,8 @@ class Solver {
     std::vector<bool> forced(n_ + 1, false);  // forced[i]: the boundary before op i
     forced[0] = forced[n_] = true;
     if (relations) {
-      ComputeRelations();
-      for (int i = 1; i < n_; ++i) forced[i] = Forced(i);
+      reach_ = std::make_unique<analysis::Reachability>(m_.preds);
+      forced = analysis::ForcedCuts(*reach_);
       lower_bound_ = ForcedLiveBound();
     } else {
       lower_bound_ = OpBound();
@@ -172,36 +148,6 @@ class Solver {
 
   double Elapsed() const { return std::chrono::duration<double>(Clock::now() - start_).count(); }
 
-  void ComputeRelations() {
-    anc_ = std::make_unique<BitMatrix>(n_, n_);
-    desc_ = std::make_unique<BitMatrix>(n_, n_);
-    succ_.assign(n_, {});
-    for (int v = 0; v < n_; ++v)
-      for (int p : m_.preds[v]) {
-        anc_->OrRow(v, p);
-        anc_->Set(v, p);
-        succ_[p].push_back(v);
-      }
-    for (int v = n_ - 1; v >= 0; --v)
-      for (int s : succ_[v]) {
-        desc_->OrRow(v, s);
-        desc_->Set(v, s);
-      }
-    max_pred_.assign(n_, -1);
-    for (int v = 0; v < n_; ++v)
-      for (int p : m_.preds[v]) max_pred_[v] = std::max(max_pred_[v], p);
-  }
-
-  // Every op before i is an ancestor of every op from i on. It suffices to check the ops from i on
-  // whose predecessors all lie before i (every later op descends from one of them).
-  bool Forced(int i) const {
-    for (int b = i; b < n_; ++b) {
-      if (max_pred_[b] >= i) continue;
-      if (anc_->CountBelow(b, i) != i) return false;
-    }
-    return true;
-  }
-
   int64_t OpBound() const {
     int64_t bound = m_.initial;
     for (int v = 0; v < n_; ++v) {
@@ -227,11 +173,11 @@ class Solver {
       for (int x = 0; x < nb; ++x) {
         if (mark[x] == v) continue;
         const BufferInfo& bi = buffers_[x];
-        if (bi.def >= 0 && !anc_->Get(v, bi.def)) continue;
+        if (bi.def >= 0 && !reach_->IsAncestor(bi.def, v)) continue;
         bool live = m_.pinned[x] || (bi.def < 0 && m_.users[x].empty());
         if (!live && bi.last_user > v)
           for (int u : m_.users[x])
-            if (desc_->Get(v, u)) {
+            if (reach_->IsDescendant(u, v)) {
               live = true;
               break;
             }
@@ -382,9 +328,7 @@ class Solver {
   std::vector<int64_t> mem_after_;   // live bytes after each step of ord_
   std::vector<BufferInfo> buffers_;  // lifetimes as positions in ord_
   int refinements_ = 0;
-  std::unique_ptr<BitMatrix> anc_, desc_;
-  std::vector<std::vector<int>> succ_;
-  std::vector<int> max_pred_;
+  std::unique_ptr<analysis::Reachability> reach_;  // ancestors / descendants (up to kMaxRelationOps)
   int64_t lower_bound_ = 0;
   int64_t states_ = 0;
   std::vector<std::pair<int, std::vector<int>>> regions_;  // (first op, order), in execution order
