@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "analysis/liveness.h"
+#include "cost/hardware_model.h"
 #include "driver/strategy.h"
 #include "driver/vmcu_layout.h"
 #include "ir/graph.h"
@@ -52,12 +53,13 @@ struct BudgetState {
 };
 
 struct PlanningContext {
-  PlanningContext(const ir::Graph& graph, const target::Target& target, const StrategySpec& spec,
-                  const PlanOptions& options)
-      : graph(graph), target(target), spec(spec), options(options) {}
+  PlanningContext(const ir::Graph& graph, const target::Target& target, cost::HardwareModel hw,
+                  const StrategySpec& spec, const PlanOptions& options)
+      : graph(graph), target(target), hw(std::move(hw)), spec(spec), options(options) {}
 
   const ir::Graph& graph;
   const target::Target& target;
+  const cost::HardwareModel hw;  // the target's levels and compute array, for the cost functions
   const StrategySpec& spec;
   PlanOptions options;  // a pass may refine them (schedule:minpeak records the order it forced)
 

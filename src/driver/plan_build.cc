@@ -5,16 +5,23 @@
 #include <string_view>
 #include <utility>
 
+#include "ir/op_geometry.h"
 #include "support/int_math.h"
 
 namespace sramplan::driver {
 
-std::map<std::string, std::vector<int64_t>> PlanOpAttrs(const ir::Op& op) {
+std::map<std::string, std::vector<int64_t>> PlanOpAttrs(const ir::Graph& g, const ir::Op& op) {
   std::map<std::string, std::vector<int64_t>> a;
   if (op.type != "Conv") return a;
   for (const char* k : {"kernel_shape", "strides", "pads", "dilations"}) {
     std::vector<int64_t> v = op.attrs.GetInts(k);
     if (!v.empty()) a[k] = v;
+  }
+  // A Conv without kernel_shape takes its window from the weight (ir/op_geometry.h); the plan
+  // records it, so that the verifier checks overlaps against the real window, not a 1x1 default.
+  if (!a.count("kernel_shape")) {
+    auto cg = ir::ParseConvGeometry(g, op);
+    if (cg.ok()) a["kernel_shape"] = cg->kernel;
   }
   a["group"] = {op.attrs.GetInt("group", 1)};
   return a;
@@ -106,48 +113,8 @@ plan::StepOp PlanStepOp(const ir::Graph& g, const ir::Op& op) {
   so.type = PlanOpType(g, op);
   for (ir::TensorId in : op.inputs) so.inputs.push_back(g.tensor(in).name);
   for (ir::TensorId out : op.outputs) so.outputs.push_back(g.tensor(out).name);
-  so.attrs = PlanOpAttrs(op);
+  so.attrs = PlanOpAttrs(g, op);
   return so;
-}
-
-void FinishLevelMetrics(const std::string& arena_level, int64_t lower_bound, plan::Plan* p) {
-  plan::Metrics& m = p->metrics;
-  for (auto& l : p->levels)
-    for (const auto& b : p->buffers)
-      if (b.level == l.name)
-        for (const auto& [lo, hi] : plan::BufferPieces(*p, b))
-          l.used_bytes = std::max(l.used_bytes, hi);
-  m.fits = true;
-  for (const auto& l : p->levels) {
-    m.peak_bytes[l.name] = l.used_bytes;
-    if (l.name == arena_level) m.arena_bytes = l.used_bytes;
-    if (l.used_bytes > l.capacity) m.fits = false;
-  }
-  m.lower_bound_bytes = lower_bound;
-  m.overhead_pct = lower_bound > 0 ? 100.0 * static_cast<double>(m.arena_bytes - lower_bound) /
-                                         static_cast<double>(lower_bound)
-                                   : 0.0;
-}
-
-void AddOpAccesses(const ir::Graph& g, const analysis::Schedule& sched,
-                   const target::MemoryLevel& arena, const target::MemoryLevel& wlevel,
-                   const std::function<bool(const ir::Tensor&)>& in_weight_level,
-                   plan::Metrics* m) {
-  for (const ir::OpId id : sched) {
-    const ir::Op& op = g.op(id);
-    for (ir::TensorId in : op.inputs) {
-      const ir::Tensor& ten = g.tensor(in);
-      if (in_weight_level(ten)) {
-        m->energy_pj += static_cast<double>(ten.Bytes()) * wlevel.read_pj_per_byte;
-        if (target::IsOffChip(wlevel.kind)) m->offchip_read_bytes += ten.Bytes();
-      } else {
-        m->energy_pj += static_cast<double>(ten.Bytes()) * arena.read_pj_per_byte;
-      }
-    }
-    if (ir::IsViewOp(op.type)) continue;
-    for (ir::TensorId out : op.outputs)
-      m->energy_pj += static_cast<double>(g.tensor(out).Bytes()) * arena.write_pj_per_byte;
-  }
 }
 
 plan::Plan PlanSkeleton(const ir::Graph& g, const target::Target& t,

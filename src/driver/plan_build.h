@@ -1,5 +1,5 @@
 // Shared by the passes: the operator order the options ask for, the plan skeleton (header, levels,
-// one step per op, tensor table), the plan's record of an op, and the level metrics.
+// one step per op, tensor table) and the plan's record of an op.
 #pragma once
 
 #include <functional>
@@ -30,19 +30,9 @@ plan::Plan PlanSkeleton(const ir::Graph& g, const target::Target& t,
 // The plan's record of one op (name, type, operands, geometry).
 plan::StepOp PlanStepOp(const ir::Graph& g, const ir::Op& op);
 // The geometry a plan step records for an op (Conv: kernel_shape, strides, pads, dilations, group).
-std::map<std::string, std::vector<int64_t>> PlanOpAttrs(const ir::Op& op);
+std::map<std::string, std::vector<int64_t>> PlanOpAttrs(const ir::Graph& g, const ir::Op& op);
 // The type the plan records for an op: the ONNX type, or "DepthwiseConv" for depthwise
 // convolutions.
 std::string PlanOpType(const ir::Graph& g, const ir::Op& op);
-
-// Fills each level's used_bytes from the buffers, then peak_bytes, arena_bytes, lower_bound_bytes,
-// overhead_pct and fits of the plan's metrics.
-void FinishLevelMetrics(const std::string& arena_level, int64_t lower_bound, plan::Plan* p);
-
-// Each op reads its inputs and writes its outputs once: energy at the arena's or the weight level's
-// cost, and off-chip bytes for operands read from an off-chip weight level (`in_weight_level`).
-void AddOpAccesses(const ir::Graph& g, const analysis::Schedule& sched,
-                   const target::MemoryLevel& arena, const target::MemoryLevel& wlevel,
-                   const std::function<bool(const ir::Tensor&)>& in_weight_level, plan::Metrics* m);
 
 }  // namespace sramplan::driver

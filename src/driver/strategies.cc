@@ -107,7 +107,8 @@ StatusOr<plan::Plan> RunStrategy(const ir::Graph& g, const target::Target& t, co
     if (!pass.ok()) return InternalError("strategy '" + strategy + "': " + pass.status().message());
     pipeline.push_back(std::move(pass).value());
   }
-  PlanningContext ctx(g, t, *spec, options);
+  SP_ASSIGN_OR_RETURN(cost::HardwareModel hw, cost::HardwareModel::From(t));
+  PlanningContext ctx(g, t, std::move(hw), *spec, options);
   for (auto& pass : pipeline) {
     SP_RETURN_IF_ERROR(pass->Run(ctx));
     if (after_pass) SP_RETURN_IF_ERROR(after_pass(pass->name(), ctx));

@@ -2,34 +2,58 @@
 
 #include <algorithm>
 
+#include "ir/op_geometry.h"
 #include "sramplan_rt_seg.h"
 
 namespace sramplan::fusion {
 namespace {
 
+// A Conv's geometry attribute as the segment kernels take it (2-D: kernel_shape, strides, pads as
+// top, left, bottom, right, dilations), from ir::ParseConvGeometry: defaults applied, and the
+// kernel taken from the weight when the op has no kernel_shape. `d` when the op is not a Conv whose
+// geometry parses (VerifyGraph makes every Conv parse).
+std::vector<int64_t> Ints(const ir::Graph& g, const ir::Op& op, const std::string& name, std::vector<int64_t> d) {
+  if (op.type == "Conv") {
+    auto cg = ir::ParseConvGeometry(g, op);
+    if (cg.ok()) {
+      if (name == "kernel_shape") return cg->kernel;
+      if (name == "strides") return cg->strides;
+      if (name == "pads") return cg->pads;
+      if (name == "dilations") return cg->dilations;
+    }
+  }
+  auto v = op.attrs.GetInts(name);
+  return v.empty() ? d : v;
+}
+
+int64_t Group(const ir::Graph& g, const ir::Op& op) {
+  auto cg = ir::ParseConvGeometry(g, op);
+  return cg.ok() ? cg->group : op.attrs.GetInt("group", 1);
+}
+
 bool IsPointwise(const ir::Graph& g, const ir::Op& op) {
-  if (op.type != "Conv" || op.attrs.GetInt("group", 1) != 1) return false;
-  auto k = op.attrs.GetInts("kernel_shape");
-  auto st = op.attrs.GetInts("strides", {1, 1});
-  auto pads = op.attrs.GetInts("pads", {0, 0, 0, 0});
+  if (op.type != "Conv" || Group(g, op) != 1) return false;
+  auto k = Ints(g, op, "kernel_shape", {});
+  auto st = Ints(g, op, "strides", {1, 1});
+  auto pads = Ints(g, op, "pads", {0, 0, 0, 0});
   bool zero_pads = std::all_of(pads.begin(), pads.end(), [](int64_t v) { return v == 0; });
   // Dilation does not change a 1x1 kernel, but the verifier recognises fused groups only with
   // dilations 1 (found by fuzzing: a dilated 1x1 projection was fused and its plan rejected).
   return k == std::vector<int64_t>{1, 1} && st == std::vector<int64_t>{1, 1} && zero_pads &&
-         op.attrs.GetInts("dilations", {1, 1}) == std::vector<int64_t>{1, 1} &&
+         Ints(g, op, "dilations", {1, 1}) == std::vector<int64_t>{1, 1} &&
          g.tensor(op.inputs[0]).shape.size() == 4;
 }
 
 // An expansion the fused bottleneck kernel can run: a pointwise conv, or any Conv2D (groups 1,
 // dilation 1, equal strides, padding smaller than the kernel) such as a network's stem.
 bool IsExpansion(const ir::Graph& g, const ir::Op& op) {
-  if (op.type != "Conv" || op.attrs.GetInt("group", 1) != 1 ||
+  if (op.type != "Conv" || Group(g, op) != 1 ||
       g.tensor(op.inputs[0]).shape.size() != 4)
     return false;
-  auto k = op.attrs.GetInts("kernel_shape");
-  auto st = op.attrs.GetInts("strides", {1, 1});
-  auto pads = op.attrs.GetInts("pads", {0, 0, 0, 0});
-  auto dil = op.attrs.GetInts("dilations", {1, 1});
+  auto k = Ints(g, op, "kernel_shape", {});
+  auto st = Ints(g, op, "strides", {1, 1});
+  auto pads = Ints(g, op, "pads", {0, 0, 0, 0});
+  auto dil = Ints(g, op, "dilations", {1, 1});
   if (k.size() != 2 || st.size() != 2 || pads.size() != 4 || st[0] != st[1] || st[0] < 1 ||
       dil != std::vector<int64_t>{1, 1})
     return false;
@@ -71,10 +95,6 @@ int64_t ConvWorkspace(const std::vector<int64_t>& x, const std::vector<int64_t>&
   return depthwise ? sp_seg_depthwise_workspace_bytes(&cs) : sp_seg_conv_workspace_bytes(&cs);
 }
 
-std::vector<int64_t> Ints(const ir::Op& op, const char* name, std::vector<int64_t> d) {
-  auto v = op.attrs.GetInts(name);
-  return v.empty() ? d : v;
-}
 
 // Kernel of a single Conv (NHWC, dilation 1) or FC at segment granularity; false if unsupported.
 bool SingleOpKernel(const ir::Graph& g, const ir::Op& op, int64_t seg, StepInfo* si) {
@@ -83,11 +103,11 @@ bool SingleOpKernel(const ir::Graph& g, const ir::Op& op, int64_t seg, StepInfo*
     const auto& x = g.tensor(op.inputs[0]).shape;
     const auto& y = g.tensor(op.outputs[0]).shape;
     if (x.size() != 4 || y.size() != 4 || x[0] != 1) return false;
-    const int64_t group = op.attrs.GetInt("group", 1);
-    auto k = Ints(op, "kernel_shape", {1, 1});
-    auto st = Ints(op, "strides", {1, 1});
-    auto pads = Ints(op, "pads", {0, 0, 0, 0});
-    auto dil = Ints(op, "dilations", {1, 1});
+    const int64_t group = Group(g, op);
+    auto k = Ints(g, op, "kernel_shape", {1, 1});
+    auto st = Ints(g, op, "strides", {1, 1});
+    auto pads = Ints(g, op, "pads", {0, 0, 0, 0});
+    auto dil = Ints(g, op, "dilations", {1, 1});
     if (k.size() != 2 || st.size() != 2 || pads.size() != 4 || dil != std::vector<int64_t>{1, 1})
       return false;
     StatusOr<segment::AffineKernel> kern = InvalidArgument("");
@@ -160,9 +180,9 @@ std::vector<StepInfo> FuseBottlenecks(const ir::Graph& g, const analysis::Schedu
       const ir::Op& c = g.op(order[i + 2]);
       if (ir::IsDepthwiseConv(g, b) && b.inputs[0] == a.outputs[0] &&
           SingleConsumer(g, b.outputs[0]) && IsPointwise(g, c) && c.inputs[0] == b.outputs[0]) {
-        auto k = Ints(b, "kernel_shape", {1, 1});
-        auto st = Ints(b, "strides", {1, 1});
-        auto pads = Ints(b, "pads", {0, 0, 0, 0});
+        auto k = Ints(g, b, "kernel_shape", {1, 1});
+        auto st = Ints(g, b, "strides", {1, 1});
+        auto pads = Ints(g, b, "pads", {0, 0, 0, 0});
         const auto& x = g.tensor(a.inputs[0]).shape;
         const auto& mid = g.tensor(a.outputs[0]).shape;
         const auto& y = g.tensor(c.outputs[0]).shape;
@@ -182,9 +202,9 @@ std::vector<StepInfo> FuseBottlenecks(const ir::Graph& g, const analysis::Schedu
           bp.residual = false;
           bp.segment_bytes = segment_bytes;
           {
-            auto ek = Ints(a, "kernel_shape", {1, 1});
-            auto ep = Ints(a, "pads", {0, 0, 0, 0});
-            bp.stride1 = Ints(a, "strides", {1, 1})[0];
+            auto ek = Ints(g, a, "kernel_shape", {1, 1});
+            auto ep = Ints(g, a, "pads", {0, 0, 0, 0});
+            bp.stride1 = Ints(g, a, "strides", {1, 1})[0];
             bp.er = ek[0];
             bp.es = ek[1];
             bp.e_pad_top = ep[0];

@@ -5,7 +5,9 @@
 #include <string_view>
 
 #include "analysis/liveness.h"
+#include "cost/energy.h"
 #include "driver/pass.h"
+#include "plan/plan.h"
 
 namespace sramplan::driver::passes {
 
@@ -33,6 +35,11 @@ MakeResult MakeTransfers(std::string_view arg);      // transfers
 // order as op indices.
 int64_t ComputeMpmf(PlanningContext& ctx);
 std::vector<int> OrderIndices(const analysis::Schedule& sched);
+
+// The plan metrics' traffic fields as a cost::Ledger and back (metrics.cc): the cost functions add
+// to them in the order the passes run.
+cost::Ledger LedgerOf(const cost::HardwareModel& hw, const plan::Metrics& m);
+void StoreLedger(const cost::Ledger& l, plan::Metrics* m);
 // vmcu.
 MakeResult MakeFuse(std::string_view arg);              // fuse:bottleneck
 MakeResult MakeStepLiveness(std::string_view arg);      // step-liveness

@@ -1,6 +1,7 @@
 // transfers: the spill solution's moves as plan transfers (load, store, spill, reload between the
 // arena and DRAM), their off-chip and non-compulsory bytes and energy (DRAM read + arena write in,
 // arena read + DRAM write out), and the budget's notes.
+#include "cost/energy.h"
 #include "driver/context.h"
 #include "driver/passes/passes.h"
 
@@ -15,24 +16,19 @@ MakeResult MakeTransfers(std::string_view arg) {
     const target::MemoryLevel& dram = ctx.target.levels[b.dram_level];
     plan::Plan& p = ctx.plan;
     plan::Metrics& m = p.metrics;
+    cost::Ledger ledger = LedgerOf(ctx.hw, m);
     for (const spill::Move& mv : b.solution.moves) {
       const int64_t bytes = ctx.graph.tensor(b.owner[mv.tensor]).Bytes();
       const bool in = mv.kind == spill::MoveKind::kLoad || mv.kind == spill::MoveKind::kReload;
-      p.transfers.push_back({mv.step, spill::MoveKindName(mv.kind),
-                             b.problem.tensors[mv.tensor].name, bytes, in ? dram.name : arena.name,
-                             in ? arena.name : dram.name});
-      if (in) {
-        m.offchip_read_bytes += bytes;
-        if (mv.kind == spill::MoveKind::kReload) m.noncompulsory_read_bytes += bytes;
-        m.energy_pj +=
-            static_cast<double>(bytes) * (dram.read_pj_per_byte + arena.write_pj_per_byte);
-      } else {
-        m.offchip_write_bytes += bytes;
-        if (mv.kind == spill::MoveKind::kSpill) m.noncompulsory_write_bytes += bytes;
-        m.energy_pj +=
-            static_cast<double>(bytes) * (arena.read_pj_per_byte + dram.write_pj_per_byte);
-      }
+      p.transfers.push_back({mv.step, spill::MoveKindName(mv.kind), b.problem.tensors[mv.tensor].name, bytes,
+                             in ? dram.name : arena.name, in ? arena.name : dram.name});
+      const cost::TransferKind kind = mv.kind == spill::MoveKind::kLoad     ? cost::TransferKind::kLoad
+                                      : mv.kind == spill::MoveKind::kReload ? cost::TransferKind::kReload
+                                      : mv.kind == spill::MoveKind::kStore  ? cost::TransferKind::kStore
+                                                                            : cost::TransferKind::kSpill;
+      cost::AddTransfer(ctx.hw, ctx.target.arena_level, b.dram_level, kind, bytes, &ledger);
     }
+    StoreLedger(ledger, &m);
     m.budget_bytes = b.budget;
     p.notes.push_back(
         "budget " + b.budget_name + " = " + std::to_string(b.budget) + " B of " +
