@@ -13,10 +13,8 @@
 namespace sramplan::placement {
 namespace {
 
-using internal::ArenaOf;
 using internal::GreedyUntil;
 using internal::Occupies;
-using Clock = std::chrono::steady_clock;
 
 // ---------------------------------------------------------------------------------------------
 // Greedy placement in a given order: each buffer at the lowest aligned offset that fits among the
@@ -37,7 +35,7 @@ std::optional<Placement> PlaceFirstFit(const std::vector<BufferRequest>& r, cons
     }
   size_t count = 0;
   for (int i : order) {
-    if (deadline && (++count & 63) == 0 && Clock::now() >= *deadline) return std::nullopt;
+    if (deadline && (++count & 63) == 0 && std::chrono::steady_clock::now() >= *deadline) return std::nullopt;
     if (placed[i]) continue;
     placed[i] = 1;
     if (!Occupies(r[i])) continue;  // offset 0
@@ -47,7 +45,7 @@ std::optional<Placement> PlaceFirstFit(const std::vector<BufferRequest>& r, cons
     free_space.Insert(r[i].first_step, r[i].last_step, offsets[i], offsets[i] + r[i].bytes);
   }
   Placement p;
-  p.arena_bytes = ArenaOf(r, offsets);
+  p.arena_bytes = internal::ArenaOf(r, offsets);
   p.offsets = std::move(offsets);
   return p;
 }

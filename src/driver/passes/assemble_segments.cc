@@ -11,10 +11,7 @@
 namespace sramplan::driver::passes {
 
 MakeResult MakeAssembleSegments(std::string_view arg) {
-  return NoArgPass("assemble-segments", arg, [](PlanningContext& ctx) -> Status {
-    if (!ctx.vmcu) return InternalError("pass 'assemble-segments' needs the vmcu passes first");
-    VmcuState& st = *ctx.vmcu;
-    const VmcuInputs in{ctx.graph, ctx.target, ctx.liveness, st};
+  return VmcuPass("assemble-segments", arg, [](PlanningContext& ctx, VmcuState& st, const VmcuInputs& in) -> Status {
     const ir::Graph& g = ctx.graph;
     const int n = st.num_steps();
     const std::vector<VmcuBuf>& bufs = st.bufs;

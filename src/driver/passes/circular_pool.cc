@@ -15,42 +15,33 @@
 namespace sramplan::driver::passes {
 
 MakeResult MakeCircularPool(std::string_view arg) {
-  return NoArgPass("circular-pool", arg, [](PlanningContext& ctx) -> Status {
-    if (!ctx.vmcu)
-      return InternalError("pass 'circular-pool' needs the segment-overlap pass first");
-    VmcuState& st = *ctx.vmcu;
-    const VmcuInputs in{ctx.graph, ctx.target, ctx.liveness, st};
-    const ir::Graph& g = ctx.graph;
-    const int n = st.num_steps();
-    const std::vector<VmcuBuf>& bufs = st.bufs;
-    const std::vector<fusion::StepInfo>& steps = st.steps;
-    const std::vector<int>& step_of_op = st.step_of_op;
+  return VmcuPass("circular-pool", arg, [](PlanningContext& ctx, VmcuState& st, const VmcuInputs& in) -> Status {
     constexpr int64_t kNoCap = std::numeric_limits<int64_t>::max();
     const int64_t align = ctx.alignment();
     const int64_t linear = st.best.placed.placement.arena_bytes;
     Layout L0 = BuildLayout(in, kNoCap, 0);
     const int64_t lb = AlignUp(LowerBoundOf(in, L0), align);
-    std::vector<bool> seg_step(n, false);
+    std::vector<bool> seg_step(st.num_steps(), false);
     for (const auto& d : L0.declared)
-      if (d.reason == "segment-overlap") seg_step[bufs[d.out].first] = true;
-    for (int s = 0; s < n; ++s)
-      if (steps[s].kind == "bottleneck") seg_step[s] = true;
+      if (d.reason == "segment-overlap") seg_step[st.bufs[d.out].first] = true;
+    for (int s = 0; s < st.num_steps(); ++s)
+      if (st.steps[s].kind == "bottleneck") seg_step[s] = true;
     auto may_wrap = [&](size_t k) {
-      const ir::Tensor& ten = g.tensor(bufs[k].tensor);
+      const ir::Tensor& ten = ctx.graph.tensor(st.bufs[k].tensor);
       if (ten.kind != ir::TensorKind::kActivation && ten.kind != ir::TensorKind::kInput)
         return false;
       if (ten.producer.valid()) {
-        const int s = step_of_op[ten.producer.value()];
-        if (!seg_step[s] || steps[s].out != ten.id) return false;
+        const int s = st.step_of_op[ten.producer.value()];
+        if (!seg_step[s] || st.steps[s].out != ten.id) return false;
       }
       for (ir::OpId c : ten.consumers) {
-        const int s = step_of_op[c.value()];
-        if (!seg_step[s] || steps[s].in != ten.id) return false;
+        const int s = st.step_of_op[c.value()];
+        if (!seg_step[s] || st.steps[s].in != ten.id) return false;
       }
       return true;
     };
     bool any_member = false;
-    for (size_t k = 0; k < bufs.size(); ++k) any_member = any_member || L0.member_req[k] >= 0;
+    for (size_t k = 0; k < st.bufs.size(); ++k) any_member = any_member || L0.member_req[k] >= 0;
     const int64_t stride = std::max(align, AlignUp(std::max<int64_t>((linear - lb) / 8, 1), align));
     bool done = false;
     for (int64_t P = lb; ctx.options.circular_pool && any_member && !done && P < linear;
@@ -59,7 +50,7 @@ MakeResult MakeCircularPool(std::string_view arg) {
         const int64_t c = AlignUp(P * quarter / 4, align) % P;
         std::vector<placement::BufferRequest> req = L0.requests, tails;
         bool ok = true;
-        for (size_t k = 0; k < bufs.size() && ok; ++k) {
+        for (size_t k = 0; k < st.bufs.size() && ok; ++k) {
           if (L0.member_req[k] < 0) continue;
           placement::BufferRequest& r = req[L0.member_req[k]];
           const int64_t off = (c + L0.rel[k]) % P;

@@ -6,6 +6,21 @@
 
 namespace sramplan::driver::passes {
 
+StatusOr<VmcuState*> VmcuOf(PlanningContext& ctx, std::string_view pass) {
+  if (!ctx.vmcu)
+    return InternalError("pass '" + std::string(pass) + "' needs the vmcu state: run fuse:bottleneck first");
+  return ctx.vmcu.get();
+}
+
+MakeResult VmcuPass(std::string_view name, std::string_view arg,
+                    std::function<Status(PlanningContext&, VmcuState&, const VmcuInputs&)> run) {
+  return NoArgPass(name, arg, [name = std::string(name), run = std::move(run)](PlanningContext& ctx) -> Status {
+    SP_ASSIGN_OR_RETURN(VmcuState * st, VmcuOf(ctx, name));
+    const VmcuInputs in{ctx.graph, ctx.target, ctx.liveness, *st};
+    return run(ctx, *st, in);
+  });
+}
+
 MakeResult MakeFuse(std::string_view arg) {
   return ChoicePass(
       "fuse", arg, {"bottleneck"}, [](PlanningContext& ctx, const std::string&) -> Status {

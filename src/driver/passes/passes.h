@@ -9,6 +9,11 @@
 #include "driver/pass.h"
 #include "plan/plan.h"
 
+namespace sramplan::driver {
+struct VmcuState;
+struct VmcuInputs;
+}
+
 namespace sramplan::driver::passes {
 
 using MakeResult = StatusOr<std::unique_ptr<Pass>>;
@@ -41,6 +46,11 @@ std::vector<int> OrderIndices(const analysis::Schedule& sched);
 cost::Ledger LedgerOf(const cost::HardwareModel& hw, const plan::Metrics& m);
 void StoreLedger(const cost::Ledger& l, plan::Metrics* m);
 // vmcu.
+// The vmcu state the fuse pass made, or an InternalError naming `pass` (run fuse:bottleneck first).
+StatusOr<VmcuState*> VmcuOf(PlanningContext& ctx, std::string_view pass);
+// A pass without argument over the vmcu state (VmcuOf) and the layout search's inputs.
+MakeResult VmcuPass(std::string_view name, std::string_view arg,
+                    std::function<Status(PlanningContext&, VmcuState&, const VmcuInputs&)> run);
 MakeResult MakeFuse(std::string_view arg);              // fuse:bottleneck
 MakeResult MakeStepLiveness(std::string_view arg);      // step-liveness
 MakeResult MakeSegmentOverlap(std::string_view arg);    // segment-overlap

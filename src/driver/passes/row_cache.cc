@@ -8,10 +8,7 @@
 namespace sramplan::driver::passes {
 
 MakeResult MakeRowCache(std::string_view arg) {
-  return NoArgPass("row-cache", arg, [](PlanningContext& ctx) -> Status {
-    if (!ctx.vmcu) return InternalError("pass 'row-cache' needs the segment-overlap pass first");
-    VmcuState& st = *ctx.vmcu;
-    const VmcuInputs in{ctx.graph, ctx.target, ctx.liveness, st};
+  return VmcuPass("row-cache", arg, [](PlanningContext& ctx, VmcuState& st, const VmcuInputs& in) -> Status {
     const int n = st.num_steps();
     if (st.pool_bytes == 0) {
       const int64_t arena = st.best.placed.placement.arena_bytes;

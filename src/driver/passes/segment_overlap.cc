@@ -8,9 +8,8 @@ namespace sramplan::driver::passes {
 
 MakeResult MakeSegmentOverlap(std::string_view arg) {
   return NoArgPass("segment-overlap", arg, [](PlanningContext& ctx) -> Status {
-    if (!ctx.vmcu)
-      return InternalError("pass 'segment-overlap' needs the fuse and step-liveness passes first");
-    ctx.vmcu->best = SearchLayout({ctx.graph, ctx.target, ctx.liveness, *ctx.vmcu});
+    SP_ASSIGN_OR_RETURN(VmcuState * st, VmcuOf(ctx, "segment-overlap"));
+    st->best = SearchLayout({ctx.graph, ctx.target, ctx.liveness, *st});
     return Status::Ok();
   });
 }

@@ -10,8 +10,8 @@ namespace sramplan::driver::passes {
 
 MakeResult MakeStepLiveness(std::string_view arg) {
   return NoArgPass("step-liveness", arg, [](PlanningContext& ctx) -> Status {
-    if (!ctx.vmcu) return InternalError("pass 'step-liveness' needs a fuse pass first");
-    VmcuState& st = *ctx.vmcu;
+    SP_ASSIGN_OR_RETURN(VmcuState * state, VmcuOf(ctx, "step-liveness"));
+    VmcuState& st = *state;
     analysis::StepGroups groups;
     for (const auto& si : st.steps) groups.push_back(si.ops);
     const analysis::StepLiveness sl = analysis::ComputeStepLiveness(ctx.graph, groups);
