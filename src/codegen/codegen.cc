@@ -12,6 +12,7 @@
 
 #include "exec/executor.h"
 #include "exec/kernels.h"
+#include "exec/lower_step.h"
 #include "sramplan_rt_seg.h"
 #include "support/strings.h"
 
@@ -261,9 +262,9 @@ class Emitter {
                                        const std::string& what);
   // allow_wrap: the caller addresses a buffer that wraps around the circular pool modulo the pool.
   StatusOr<Loc> Locate(ir::TensorId t, int step, const std::string& what, bool allow_wrap = false);
-  Status EmitStep(int s, const plan::StepOp& so);
-  bool IsSegmentStep(int s);
-  Status EmitSegmentStep(int s);
+  // The calls exec::LowerStep gives a step, printed: a plain or in-place op, or a segment step.
+  Status EmitOp(int s, const plan::StepOp& so, const exec::LoweredOp& lo, const plan::Buffer* scratch);
+  Status EmitSegmentStep(const exec::StepCalls& sc);
   std::string SegLayerInit(const exec::SegLayerS8& l);
   std::string TensorArray(ir::TensorId t);
   std::string DescName(const sp_tensor_t& d);
@@ -457,12 +458,9 @@ std::string Emitter::ConstName(const exec::ConstArray& c) {
   return name;
 }
 
-Status Emitter::EmitStep(int s, const plan::StepOp& so) {
-  auto it = ops_.find(so.name);
-  if (it == ops_.end())
-    return InvalidArgument("step " + std::to_string(s) + " runs op '" + so.name +
-                           "', which the model does not have");
-  const ir::Op& op = *it->second;
+Status Emitter::EmitOp(int s, const plan::StepOp& so, const exec::LoweredOp& lo,
+                       const plan::Buffer* scratch) {
+  const ir::Op& op = *lo.op;
   const std::string what = "op '" + op.name + "'";
   std::vector<Loc> in, out;
   for (ir::TensorId id : op.inputs) {
@@ -482,35 +480,16 @@ Status Emitter::EmitStep(int s, const plan::StepOp& so) {
     run_ += header + "): a view, no code */\n";
     return Status::Ok();
   }
-  // The same in-place rules as the arena executor: an output sharing bytes with an input is fine
-  // for element-wise kernels; a depthwise convolution then runs through its scratch buffer.
-  bool aliased = false;
-  for (size_t i = 0; i < op.inputs.size(); ++i)
-    for (size_t k = 0; k < op.outputs.size(); ++k) {
-      if (!in[i].arena || !out[k].arena) continue;
-      const int64_t ilo = in[i].offset, ihi = ilo + g_.tensor(op.inputs[i]).Bytes();
-      const int64_t olo = out[k].offset, ohi = olo + g_.tensor(op.outputs[k]).Bytes();
-      if (ilo < ohi && olo < ihi) aliased = true;
-    }
-  exec::OpCalls calls;
+  // The in-place decision is exec::LowerStep's (the arena executor's): a depthwise convolution over
+  // its input runs through the step's scratch buffer.
+  const exec::OpCalls& calls = lo.calls;
   int64_t scratch_offset = -1;
-  if (aliased && ir::IsDepthwiseConv(g_, op)) {
-    SP_ASSIGN_OR_RETURN(const plan::Buffer* sb, Buffer(op.name + ".scratch", s, what));
-    if (sb->level != arena_level_->name)
+  if (lo.in_place) {
+    if (scratch->level != arena_level_->name)
       return Unsupported(what + ": its scratch buffer lives outside the arena level");
-    scratch_offset = sb->offset;
-    SP_ASSIGN_OR_RETURN(calls, exec::BuildDepthwiseInPlaceCallsS8(g_, op, q_, sb->bytes));
-    header += ", in place through '" + Comment(op.name) + ".scratch' at arena offset " +
-              std::to_string(sb->offset);
-  } else {
-    if (aliased && !ir::IsUnaryElementwise(op.type) && !ir::IsBinaryElementwise(op.type))
-      return InvalidArgument("step " + std::to_string(s) + " " + what + " (" + op.type +
-                             "): an output overlaps an input, which this kernel cannot do in "
-                             "place");
-    auto built = exec::BuildCallsS8(g_, op, q_);
-    if (!built.ok())
-      return built.status().WithContext("firmware for op '" + op.name + "' (" + op.type + ")");
-    calls = std::move(built).value();
+    scratch_offset = scratch->offset;
+    header += ", in place through '" + Comment(scratch->tensor) + "' at arena offset " +
+              std::to_string(scratch->offset);
   }
   if (calls.host_loop)
     return Unsupported("op '" + op.name + "' (" + op.type + "): " + calls.host_loop_what +
@@ -627,12 +606,6 @@ Status Emitter::EmitStep(int s, const plan::StepOp& so) {
   return Status::Ok();
 }
 
-// vMCU steps, decided as the arena executor decides them (plan::IsSegmentStep): a fused inverted
-// bottleneck (Conv, DepthwiseConv, Conv 1x1 [, Add]) or a single op whose output buffer overlaps
-// its input at segment level runs one segment-aware kernel (sramplan_rt_seg.h) on the arena as the
-// circular pool.
-bool Emitter::IsSegmentStep(int s) { return plan::IsSegmentStep(p_, s); }
-
 // The brace initializer of a sp_seg_layer_s8_t for `l` (its weights, bias and requantisation
 // arrays become const arrays in flash).
 std::string Emitter::SegLayerInit(const exec::SegLayerS8& l) {
@@ -653,119 +626,60 @@ std::string Emitter::SegLayerInit(const exec::SegLayerS8& l) {
          Str(l.out_zp) + ", " + Str(l.act_min) + ", " + Str(l.act_max) + "}";
 }
 
-Status Emitter::EmitSegmentStep(int s) {
+// A segment step (kind segment or fused-bottleneck): the one segment-aware kernel call
+// exec::LowerStep gives it, on the arena as the circular pool, with the step's workspace.
+Status Emitter::EmitSegmentStep(const exec::StepCalls& sc) {
+  const int s = sc.step;
   const std::string where = "step " + std::to_string(s);
-  std::vector<const ir::Op*> sops;
-  for (const auto& so : p_.steps[s].ops) {
-    auto it = ops_.find(so.name);
-    if (it == ops_.end())
-      return InvalidArgument(where + " runs op '" + so.name + "', which the model does not have");
-    sops.push_back(it->second);
-  }
-  auto inside = [&](ir::TensorId id) { return exec::IsFusedIntermediate(g_, sops, id); };
-  // Operand pointers for the parameter helpers: constants point at their (quantised) data, the
-  // weights and biases the helpers repack; activations are only checked to have a buffer.
-  std::vector<std::vector<const uint8_t*>> ins(sops.size());
-  for (size_t i = 0; i < sops.size(); ++i) {
-    const ir::Op& op = *sops[i];
-    const std::string what = "op '" + op.name + "'";
-    for (ir::TensorId id : op.inputs) {
-      if (inside(id)) {
-        ins[i].push_back(nullptr);
-        continue;
-      }
-      SP_ASSIGN_OR_RETURN(Loc l, Locate(id, s, what, true));
-      const ir::Tensor& t = g_.tensor(id);
-      ins[i].push_back(!l.arena && t.kind == ir::TensorKind::kConstant
-                           ? q_.data.values[t.id.value()].data()
-                           : nullptr);
-    }
-    for (ir::TensorId id : op.outputs) {
-      if (inside(id)) continue;
+  const std::vector<const ir::Op*>& sops = sc.ops;
+  for (const ir::Op* op : sops) {
+    const std::string what = "op '" + op->name + "'";
+    for (ir::TensorId id : op->inputs)
+      if (!exec::IsFusedIntermediate(g_, sops, id)) SP_RETURN_IF_ERROR(Locate(id, s, what, true).status());
+    for (ir::TensorId id : op->outputs) {
+      if (exec::IsFusedIntermediate(g_, sops, id)) continue;
       SP_ASSIGN_OR_RETURN(Loc l, Locate(id, s, what, true));
       if (!l.arena)
-        return Unsupported(where + " " + what + " writes '" + g_.tensor(id).name +
-                           "' outside the arena level");
+        return Unsupported(where + " " + what + " writes '" + g_.tensor(id).name + "' outside the arena level");
     }
   }
-  const ir::Op& first = *sops.front();
-  const ir::Op& last = *sops.back();
-  if (first.inputs.empty() || last.outputs.empty())
-    return InvalidArgument(where + ": a segment step needs an input and an output");
-  const ir::Tensor& xt = g_.tensor(first.inputs[0]);
-  const ir::Tensor& yt = g_.tensor(last.outputs[0]);
-  SP_ASSIGN_OR_RETURN(const plan::Buffer* bx, Buffer(xt.name, s, "op '" + first.name + "'"));
-  SP_ASSIGN_OR_RETURN(const plan::Buffer* by, Buffer(yt.name, s, "op '" + last.name + "'"));
-  if (bx->level != arena_level_->name || by->level != arena_level_->name)
-    return Unsupported(where + " op '" + first.name + "': the input '" + xt.name +
-                       "' and output '" + yt.name +
-                       "' of a segment step must be in the arena level");
-  const int64_t size = arena_level_->used_bytes;
-  if (size >= (int64_t{1} << 30))
-    return Unsupported(where + ": the arena is too large for the segment kernels");
-  int64_t seg = 1;
-  for (const auto& so : p_.steps[s].ops) {
-    auto it = so.attrs.find("segment_bytes");
-    if (it != so.attrs.end() && !it->second.empty()) seg = it->second[0];
-  }
-  if (seg < 1) seg = 1;
-  const int64_t seg_bytes = size % seg == 0 ? seg : 1;
-  const std::string pool = Decl("pool:" + Str(size) + ":" + Str(seg_bytes), "sp_pool",
+  const ir::Tensor& xt = g_.tensor(sops.front()->inputs[0]);
+  const ir::Tensor& yt = g_.tensor(sops.back()->outputs[0]);
+  if (sc.input->level != arena_level_->name || sc.output->level != arena_level_->name)
+    return Unsupported(where + " op '" + sops.front()->name + "': the input '" + xt.name + "' and output '" +
+                       yt.name + "' of a segment step must be in the arena level");
+  const exec::KernelCall& k = *sc.segment;
+  const exec::SegPoolArg& pa = std::get<exec::SegPoolArg>(k.args[0]);
+  const int64_t size = int64_t{pa.pool_segments} * pa.segment_bytes;
+  const std::string pool = Decl("pool:" + Str(size) + ":" + Str(pa.segment_bytes), "sp_pool",
                                 "static const sp_seg_pool_t @ = {(int8_t*)sramplan_arena, " +
-                                    Str(size / seg_bytes) + ", " + Str(seg_bytes) + "};\n");
-  // The workspace: the plan's `<first op>.workspace` buffer, at least as large as the kernel needs
-  // (exec::SegmentStepWorkspace, the executor's rule).
-  std::string ws;
-  int64_t ws_bytes = 0;
-  auto need_ws = [&](int64_t bytes) -> Status {
-    auto b = exec::SegmentStepWorkspace(p_, s, bytes);
-    if (!b.ok()) return InvalidArgument(b.status().message());
-    if ((*b)->level != arena_level_->name)
-      return Unsupported(where + ": the workspace '" + (*b)->tensor + "' is outside the arena level");
-    ws = "(int8_t*)(sramplan_arena + " + Str((*b)->offset) + ")";
-    ws_bytes = (*b)->bytes;
-    return Status::Ok();
-  };
-  std::string call, kernel;
-  if (sops.size() == 1) {
-    SP_ASSIGN_OR_RETURN(exec::SegLayerS8 l, exec::SegLayerParamsS8(g_, first, q_, ins[0]));
-    const std::string layer = Decl("layer" + SegLayerInit(l), "sp_layer",
-                                   "static const sp_seg_layer_s8_t @ = " + SegLayerInit(l) + ";\n");
-    if (l.fc) {
-      sp_seg_fc_shape_t fs{l.m, l.k, l.n, static_cast<int32_t>(seg)};
-      SP_RETURN_IF_ERROR(need_ws(exec::SegLayerWorkspaceBytes(l, seg)));
+                                    Str(pa.pool_segments) + ", " + Str(pa.segment_bytes) + "};\n");
+  const int64_t in_start = std::get<int64_t>(k.args[1]), out_start = std::get<int64_t>(k.args[2]);
+  if (sc.workspace->level != arena_level_->name)
+    return Unsupported(where + ": the workspace '" + sc.workspace->tensor + "' is outside the arena level");
+  const std::string ws = "(int8_t*)(sramplan_arena + " + Str(sc.workspace->offset) + ")";
+  const int64_t ws_bytes = std::get<int64_t>(k.args[6]);
+  std::string shape, params;
+  if (const auto* l = std::get_if<exec::SegLayerS8>(&k.args[4])) {
+    params = Decl("layer" + SegLayerInit(*l), "sp_layer",
+                  "static const sp_seg_layer_s8_t @ = " + SegLayerInit(*l) + ";\n");
+    if (const auto* fs = std::get_if<sp_seg_fc_shape_t>(&k.args[3])) {
       const std::string init =
-          "{" + Str(fs.m) + ", " + Str(fs.k) + ", " + Str(fs.n) + ", " + Str(fs.chunk) + "}";
-      const std::string shape =
-          Decl("fcs" + init, "sp_fcs", "static const sp_seg_fc_shape_t @ = " + init + ";\n");
-      kernel = "sp_seg_fully_connected_s8";
-      call = kernel + "(&" + pool + ", " + Str(bx->offset) + ", " + Str(by->offset) + ", &" +
-             shape + ", &" + layer + ", " + ws + ", " + Str(ws_bytes) + ")";
+          "{" + Str(fs->m) + ", " + Str(fs->k) + ", " + Str(fs->n) + ", " + Str(fs->chunk) + "}";
+      shape = Decl("fcs" + init, "sp_fcs", "static const sp_seg_fc_shape_t @ = " + init + ";\n");
     } else {
-      SP_RETURN_IF_ERROR(need_ws(exec::SegLayerWorkspaceBytes(l, seg)));
-      const std::string init = "{" + Str(l.h) + ", " + Str(l.w) + ", " + Str(l.c_in) + ", " +
-                               Str(l.c_out) + ", " + Str(l.r) + ", " + Str(l.s) + ", " +
-                               Str(l.stride_h) + ", " + Str(l.stride_w) + ", " + Str(l.pad[0]) +
-                               ", " + Str(l.pad[1]) + ", " + Str(l.pad[2]) + ", " + Str(l.pad[3]) +
-                               ", " + Str(l.dilation_h) + ", " + Str(l.dilation_w) + "}";
-      const std::string shape =
-          Decl("cs" + init, "sp_cs", "static const sp_seg_conv_shape_t @ = " + init + ";\n");
-      kernel = l.depthwise ? "sp_seg_depthwise_s8" : "sp_seg_conv_s8";
-      call = kernel + "(&" + pool + ", " + Str(bx->offset) + ", " + Str(by->offset) + ", &" +
-             shape + ", &" + layer + ", " + ws + ", " + Str(ws_bytes) + ")";
+      const sp_seg_conv_shape_t& c = std::get<sp_seg_conv_shape_t>(k.args[3]);
+      const std::string init = "{" + Str(c.h) + ", " + Str(c.w) + ", " + Str(c.c_in) + ", " + Str(c.c_out) +
+                               ", " + Str(c.r) + ", " + Str(c.s) + ", " + Str(c.stride_h) + ", " +
+                               Str(c.stride_w) + ", " + Str(c.pad_top) + ", " + Str(c.pad_left) + ", " +
+                               Str(c.pad_bottom) + ", " + Str(c.pad_right) + ", " + Str(c.dilation_h) +
+                               ", " + Str(c.dilation_w) + "}";
+      shape = Decl("cs" + init, "sp_cs", "static const sp_seg_conv_shape_t @ = " + init + ";\n");
     }
   } else {
-    SP_ASSIGN_OR_RETURN(exec::SegBottleneckS8 fb, exec::SegBottleneckParamsS8(g_, sops, q_, ins, where));
-    if (fb.residual && sops[3]->outputs[0] != last.outputs[0])
-      return InvalidArgument(where + ": the fused Add must write the step's output");
-    const exec::SegLayerS8 &e = fb.expand, &d = fb.depthwise, &j = fb.project;
-    sp_seg_bottleneck_shape_t bs = fb.shape;
-    for (const auto& so : p_.steps[s].ops) {  // the workspace variant the plan chose
-      auto it = so.attrs.find("row_cache");
-      if (it != so.attrs.end() && !it->second.empty() && it->second[0] != 0) bs.row_cache = 1;
-    }
+    const exec::SegBottleneckS8& fb = std::get<exec::SegBottleneckS8>(k.args[4]);
+    const sp_seg_bottleneck_shape_t& bs = std::get<sp_seg_bottleneck_shape_t>(k.args[3]);
     const std::string add = fb.residual ? "&" + AddParamsName(fb.add) : std::string("NULL");
-    SP_RETURN_IF_ERROR(need_ws(sp_seg_bottleneck_workspace_bytes(&bs)));
     const std::string sinit = "{" + Str(bs.h) + ", " + Str(bs.w) + ", " + Str(bs.c_in) + ", " +
                               Str(bs.c_mid) + ", " + Str(bs.c_out) + ", " + Str(bs.r) + ", " +
                               Str(bs.s) + ", " + Str(bs.stride_h) + ", " + Str(bs.stride_w) + ", " +
@@ -776,22 +690,19 @@ Status Emitter::EmitSegmentStep(int s) {
                               Str(bs.e_stride_w) + ", " + Str(bs.e_pad_top) + ", " +
                               Str(bs.e_pad_left) + ", " + Str(bs.e_pad_bottom) + ", " +
                               Str(bs.e_pad_right) + ", " + Str(bs.row_cache) + "}";
-    const std::string shape =
-        Decl("bs" + sinit, "sp_bs", "static const sp_seg_bottleneck_shape_t @ = " + sinit + ";\n");
-    const std::string pinit = "{" + SegLayerInit(e) + ",\n    " + SegLayerInit(d) + ",\n    " +
-                              SegLayerInit(j) + ",\n    " + add + "}";
-    const std::string params =
-        Decl("bp" + pinit, "sp_bp", "static const sp_seg_bottleneck_s8_t @ = " + pinit + ";\n");
-    kernel = "sp_seg_bottleneck_s8";
-    call = kernel + "(&" + pool + ", " + Str(bx->offset) + ", " + Str(by->offset) + ", &" + shape +
-           ", &" + params + ", " + ws + ", " + Str(ws_bytes) + ")";
+    shape = Decl("bs" + sinit, "sp_bs", "static const sp_seg_bottleneck_shape_t @ = " + sinit + ";\n");
+    const std::string pinit = "{" + SegLayerInit(fb.expand) + ",\n    " + SegLayerInit(fb.depthwise) +
+                              ",\n    " + SegLayerInit(fb.project) + ",\n    " + add + "}";
+    params = Decl("bp" + pinit, "sp_bp", "static const sp_seg_bottleneck_s8_t @ = " + pinit + ";\n");
   }
+  const std::string kernel = exec::Signature(k.fn).name;
+  const std::string call = kernel + "(&" + pool + ", " + Str(in_start) + ", " + Str(out_start) + ", &" + shape +
+                           ", &" + params + ", " + ws + ", " + Str(ws_bytes) + ")";
   std::string header = "  /* step " + std::to_string(s) + ": ";
   for (size_t i = 0; i < sops.size(); ++i)
-    header +=
-        std::string(i ? " + " : "") + Comment(sops[i]->name) + " (" + Comment(sops[i]->type) + ")";
-  header += ", segment-aware " + kernel + ": " + Comment(xt.name) + " @" + Str(bx->offset) +
-            " -> " + Comment(yt.name) + " @" + Str(by->offset) + " */\n";
+    header += std::string(i ? " + " : "") + Comment(sops[i]->name) + " (" + Comment(sops[i]->type) + ")";
+  header += ", segment-aware " + kernel + ": " + Comment(xt.name) + " @" + Str(in_start) + " -> " +
+            Comment(yt.name) + " @" + Str(out_start) + " */\n";
   run_ += header + "  SP_CALL(" + std::to_string(s) + ", " + call + ");\n";
   ++fw_.kernel_calls;
   return Status::Ok();
@@ -1241,12 +1152,19 @@ StatusOr<Firmware> Emitter::Run() {
   }
   if (!init.empty())
     run_ += "  /* The application writes the input into the arena before step 0. */\n" + init;
+  const exec::StepLowering lowering(g_, p_, &q_);
   for (int s = 0; s < n; ++s) {
-    if (IsSegmentStep(s)) {
-      SP_RETURN_IF_ERROR(EmitSegmentStep(s));
+    auto lowered = exec::LowerStep(lowering, s);
+    if (!lowered.ok())  // a plan that disagrees with the model is bad input here
+      return lowered.status().code() == StatusCode::kMismatch ? InvalidArgument(lowered.status().message())
+                                                               : lowered.status();
+    const exec::StepCalls& sc = *lowered;
+    if (sc.segment) {
+      SP_RETURN_IF_ERROR(EmitSegmentStep(sc));
       continue;
     }
-    for (const auto& so : p_.steps[s].ops) SP_RETURN_IF_ERROR(EmitStep(s, so));
+    for (size_t i = 0; i < sc.op_calls.size(); ++i)
+      SP_RETURN_IF_ERROR(EmitOp(s, p_.steps[s].ops[i], sc.op_calls[i], sc.workspace));
   }
 
   fw_.fits = fw_.arena_bytes + fw_.extra_ram_bytes + fw_.stack_bytes <= fw_.ram_capacity;

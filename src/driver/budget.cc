@@ -318,6 +318,7 @@ StatusOr<plan::Plan> RunBudgetStrategy(const ir::Graph& g, const target::Target&
                     std::to_string(m.noncompulsory_read_bytes) + " reloaded)" +
                     (sol.proved_optimal ? ", proved optimal" : "") +
                     (sol.detail.empty() ? std::string() : "; " + sol.detail));
+  plan::InferStepKinds(&p);
   plan::VerifyResult vr = plan::VerifyPlan(p);
   if (!vr.ok())
     return InternalError("strategy '" + strategy + "' produced a plan that fails verification:\n" + vr.Summary());

@@ -471,6 +471,7 @@ StatusOr<plan::Plan> RunStrategy(const ir::Graph& g, const target::Target& t, co
     p.notes.push_back(std::to_string(inplace.size()) + " in-place ops (" + std::to_string(scratch.size()) +
                       " depthwise with a one-channel scratch buffer)");
   }
+  plan::InferStepKinds(&p);
   plan::VerifyResult vr = plan::VerifyPlan(p);
   if (!vr.ok())
     return InternalError("strategy '" + strategy + "' produced a plan that fails verification:\n" + vr.Summary());

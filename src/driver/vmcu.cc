@@ -689,6 +689,7 @@ StatusOr<plan::Plan> RunVmcuStrategy(const ir::Graph& g, const target::Target& t
   for (const auto& s : steps) groups += s.kind == "bottleneck";
   p.notes.push_back(std::to_string(groups) + " fused inverted bottlenecks, " + std::to_string(declared.size()) +
                     " segment overlaps (output shift bytes below its input; ISL analysis)");
+  plan::InferStepKinds(&p);
   plan::VerifyResult vr = plan::VerifyPlan(p);
   if (!vr.ok()) return InternalError("strategy 'vmcu' produced a plan that fails verification:\n" + vr.Summary());
   return p;

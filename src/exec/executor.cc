@@ -6,6 +6,7 @@
 #include <unordered_map>
 
 #include "exec/kernels.h"
+#include "exec/lower_step.h"
 #include "exec/quantize.h"
 #include "sramplan_rt_seg.h"
 
@@ -148,8 +149,6 @@ StatusOr<ExecResult> RunArena(const ir::Graph& g, const plan::Plan& p, const Mod
     if (bytes) *bytes = hit->bytes;  // checked above to lie inside the level
     return mem[hit->level].data() + hit->offset;
   };
-  std::unordered_map<std::string, const ir::Op*> ops;
-  for (const ir::Op& op : g.ops()) ops[op.name] = &op;
   ExecResult r;
   const int n = static_cast<int>(p.steps.size());
   // Weights go to their planned place before the run (flash programming / DRAM preload); inputs are
@@ -208,196 +207,81 @@ StatusOr<ExecResult> RunArena(const ir::Graph& g, const plan::Plan& p, const Mod
     }
     return Status::Ok();
   };
-  // vMCU steps: an output placed over its dying input ("segment-overlap") or a fused group of
-  // ops run the segment-aware kernels (sramplan_rt_seg.h) on the arena level as a circular pool.
-  auto live_buffer = [&](const std::string& tensor, int s) -> const plan::Buffer* {
-    auto it = buffers.find(root_of(tensor));
-    const plan::Buffer* hit = nullptr;
-    if (it != buffers.end())
-      for (const plan::Buffer* b : it->second)
-        if (b->first_step <= s && s <= b->last_step && (!hit || (offchip[hit->level] && !offchip[b->level]))) hit = b;
-    return hit;
+  // Operand pointers of one op at step s; off-chip operands count as traffic. `pool_operands`: a
+  // segment step, whose pool operands may wrap (the kernels address them modulo the pool) and whose
+  // fused intermediates have no buffer.
+  struct Operands {
+    std::vector<const uint8_t*> in;
+    std::vector<uint8_t*> out;
+    OperandBytes bytes;  // the kernels see each operand as exactly its tensor's bytes
   };
-  auto is_segment_step = [&](int s) { return plan::IsSegmentStep(p, s); };
-  auto run_segment_step = [&](int s) -> Status {
-    const std::string where = "step " + std::to_string(s);
-    if (!quant)
-      return Unsupported(where + " is a vmcu segment step: vmcu plans run in int8 (pass --dtype int8)");
-    std::vector<const ir::Op*> sops;
-    for (const auto& so : p.steps[s].ops) {
-      auto it = ops.find(so.name);
-      if (it == ops.end()) return Mismatch(where + " runs op '" + so.name + "', which the model does not have");
-      sops.push_back(it->second);
-    }
-    // Operand pointers of every op; tensors produced and consumed inside the step (the fused
-    // intermediates) have no buffer and stay null. Off-chip bytes count as on the plain path.
-    auto inside = [&](ir::TensorId id) { return IsFusedIntermediate(g, sops, id); };
-    std::vector<std::vector<const uint8_t*>> ins(sops.size());
-    for (size_t i = 0; i < sops.size(); ++i) {
-      const ir::Op& op = *sops[i];
-      for (ir::TensorId id : op.inputs) {
-        if (inside(id)) {
-          ins[i].push_back(nullptr);
+  auto operands = [&](const ir::Op& op, int s, const std::vector<const ir::Op*>* pool_step) -> StatusOr<Operands> {
+    Operands o;
+    for (int io = 0; io < 2; ++io)
+      for (ir::TensorId id : io == 0 ? op.inputs : op.outputs) {
+        if (pool_step && IsFusedIntermediate(g, *pool_step, id)) {
+          if (io == 0) o.in.push_back(nullptr);
           continue;
         }
-        bool off = false;  // the pool operands may wrap (the kernels address them modulo the pool)
-        SP_ASSIGN_OR_RETURN(uint8_t* ptr, locate(g.tensor(id), s, op.name, &off, true));
-        if (off) r.offchip_read_bytes += g.tensor(id).Bytes();
-        ins[i].push_back(ptr);
-      }
-      for (ir::TensorId id : op.outputs) {
-        if (inside(id)) continue;
         bool off = false;
-        SP_ASSIGN_OR_RETURN(uint8_t* ptr, locate(g.tensor(id), s, op.name, &off, true));
-        (void)ptr;
-        if (off) r.offchip_write_bytes += g.tensor(id).Bytes();
+        int64_t have = 0;
+        SP_ASSIGN_OR_RETURN(uint8_t* ptr, locate(g.tensor(id), s, op.name, &off, pool_step != nullptr, &have));
+        const int64_t bytes = std::min(have, g.tensor(id).Bytes());
+        if (io == 0) {
+          if (off) r.offchip_read_bytes += g.tensor(id).Bytes();
+          o.in.push_back(ptr);
+          o.bytes.in.push_back(bytes);
+        } else {
+          if (off && (pool_step || !ir::IsViewOp(op.type))) r.offchip_write_bytes += g.tensor(id).Bytes();
+          o.out.push_back(ptr);
+          o.bytes.out.push_back(bytes);
+        }
       }
-    }
-    const ir::Op& first = *sops.front();
-    const ir::Op& last = *sops.back();
-    if (first.inputs.empty() || last.outputs.empty()) return Mismatch(where + ": a segment step needs an input and an output");
-    const ir::Tensor& xt = g.tensor(first.inputs[0]);
-    const ir::Tensor& yt = g.tensor(last.outputs[0]);
-    const plan::Buffer* bx = live_buffer(xt.name, s);
-    const plan::Buffer* by = live_buffer(yt.name, s);
-    if (!bx || !by || bx->level != by->level || offchip[bx->level])
-      return Mismatch(where + " op '" + first.name + "': the input '" + xt.name + "' and output '" + yt.name +
-                      "' of a segment step must be in one on-chip level");
-    std::vector<uint8_t>& level = mem[bx->level];
-    const int64_t size = static_cast<int64_t>(level.size());
-    if (size >= (int64_t{1} << 30)) return Mismatch(where + ": level '" + bx->level + "' is too large for the segment kernels");
-    int64_t seg = 1;
-    for (const auto& so : p.steps[s].ops) {
-      auto it = so.attrs.find("segment_bytes");
-      if (it != so.attrs.end() && !it->second.empty()) seg = it->second[0];
-    }
-    if (seg < 1) seg = 1;
-    sp_seg_pool_t pool;
-    pool.base = reinterpret_cast<int8_t*>(level.data());
-    pool.segment_bytes = static_cast<int32_t>(size % seg == 0 ? seg : 1);  // starts are bytes anyway
-    pool.pool_segments = static_cast<int32_t>(size / pool.segment_bytes);
-    const int32_t in_start = static_cast<int32_t>(bx->offset), out_start = static_cast<int32_t>(by->offset);
-    auto layer_view = [](const SegLayerS8& l) {
-      return sp_seg_layer_s8_t{l.weights.data(), l.bias.empty() ? nullptr : l.bias.data(), l.rq.data(),
-                               l.in_zp, l.out_zp, l.act_min, l.act_max};
-    };
-    // The workspace: the plan's `<first op>.workspace` buffer, as large as the kernel needs (kernels.h).
-    int8_t* ws = nullptr;
-    int64_t ws_bytes = 0;
-    auto use_ws = [&](int64_t need) -> Status {
-      SP_ASSIGN_OR_RETURN(const plan::Buffer* b, SegmentStepWorkspace(p, s, need));
-      if (b->offset < 0 || b->offset + b->bytes > static_cast<int64_t>(mem[b->level].size()) || plan::Wraps(p, *b))
-        return Mismatch(where + ": the workspace '" + b->tensor + "' lies outside level '" + b->level + "'");
-      ws = reinterpret_cast<int8_t*>(mem[b->level].data() + b->offset);
-      ws_bytes = b->bytes;
-      return Status::Ok();
-    };
-    sp_status_t st = SP_BAD_ARGUMENT;
-    std::string kernel;
-    if (sops.size() == 1) {
-      SP_ASSIGN_OR_RETURN(SegLayerS8 l, SegLayerParamsS8(g, first, *quant, ins[0]));
-      const sp_seg_layer_s8_t v = layer_view(l);
-      SP_RETURN_IF_ERROR(use_ws(SegLayerWorkspaceBytes(l, seg)));
-      if (l.fc) {
-        sp_seg_fc_shape_t fs{l.m, l.k, l.n, static_cast<int32_t>(seg)};
-        kernel = "sp_seg_fully_connected_s8";
-        st = sp_seg_fully_connected_s8(&pool, in_start, out_start, &fs, &v, ws, static_cast<int32_t>(ws_bytes));
-      } else {
-        sp_seg_conv_shape_t cs{l.h,      l.w,      l.c_in,   l.c_out,  l.r,          l.s,
-                               l.stride_h, l.stride_w, l.pad[0], l.pad[1], l.pad[2], l.pad[3],
-                               l.dilation_h, l.dilation_w};
-        kernel = l.depthwise ? "sp_seg_depthwise_s8" : "sp_seg_conv_s8";
-        st = l.depthwise ? sp_seg_depthwise_s8(&pool, in_start, out_start, &cs, &v, ws, static_cast<int32_t>(ws_bytes))
-                         : sp_seg_conv_s8(&pool, in_start, out_start, &cs, &v, ws, static_cast<int32_t>(ws_bytes));
-      }
-    } else {
-      // Fused inverted bottleneck: Conv -> DepthwiseConv -> Conv 1x1 [-> Add of the group input].
-      SP_ASSIGN_OR_RETURN(SegBottleneckS8 fb, SegBottleneckParamsS8(g, sops, *quant, ins, where));
-      if (fb.residual && sops[3]->outputs[0] != last.outputs[0])
-        return Mismatch(where + ": the fused Add must write the step's output");
-      const SegLayerS8 &e = fb.expand, &d = fb.depthwise, &j = fb.project;
-      sp_seg_bottleneck_shape_t bs = fb.shape;
-      for (const auto& so : p.steps[s].ops) {  // the workspace variant the plan chose
-        auto it = so.attrs.find("row_cache");
-        if (it != so.attrs.end() && !it->second.empty() && it->second[0] != 0) bs.row_cache = 1;
-      }
-      sp_add_s8_params_t add = fb.add;
-      const bool residual = fb.residual;
-      sp_seg_bottleneck_s8_t bp;
-      bp.expand = layer_view(e);
-      bp.depthwise = layer_view(d);
-      bp.project = layer_view(j);
-      bp.residual = residual ? &add : nullptr;
-      SP_RETURN_IF_ERROR(use_ws(sp_seg_bottleneck_workspace_bytes(&bs)));
-      kernel = "sp_seg_bottleneck_s8";
-      st = sp_seg_bottleneck_s8(&pool, in_start, out_start, &bs, &bp, ws, static_cast<int32_t>(ws_bytes));
-    }
+    return o;
+  };
+  // A segment step (exec/lower_step.h): one segment-aware kernel on the pool level as a circular
+  // pool, with the step's workspace.
+  auto run_segment = [&](const StepCalls& sc) -> Status {
+    const int s = sc.step;
+    const std::string where = "step " + std::to_string(s);
+    for (const ir::Op* op : sc.ops) SP_RETURN_IF_ERROR(operands(*op, s, &sc.ops).status());
+    const plan::Buffer* b = sc.workspace;
+    if (b->offset < 0 || b->offset + b->bytes > static_cast<int64_t>(mem[b->level].size()) || plan::Wraps(p, *b))
+      return Mismatch(where + ": the workspace '" + b->tensor + "' lies outside level '" + b->level + "'");
+    const KernelCall& k = *sc.segment;
+    SP_ASSIGN_OR_RETURN(sp_status_t st, ExecuteSegmentCall(k, mem[sc.input->level].data(),
+                                                           mem[b->level].data() + b->offset));
     if (st != SP_OK)
-      return Mismatch(where + " op '" + first.name + "': the segment-aware kernel " + kernel +
-                      " refused the placement (input at " + std::to_string(in_start) + ", output at " +
-                      std::to_string(out_start) + ", workspace " + std::to_string(ws_bytes) + " bytes)");
+      return Mismatch(where + " op '" + sc.ops.front()->name + "': the segment-aware kernel " +
+                      Signature(k.fn).name + " refused the placement (input at " +
+                      std::to_string(sc.input->offset) + ", output at " + std::to_string(sc.output->offset) +
+                      ", workspace " + std::to_string(b->bytes) + " bytes)");
     return Status::Ok();
   };
-  const std::vector<plan::StepOp> no_ops;
+  // Plain and in-place ops: their int8 records, or the float32 kernels on the same decisions.
+  auto run_op = [&](const LoweredOp& lo, int s, const plan::Buffer* scratch) -> Status {
+    const ir::Op& op = *lo.op;
+    SP_ASSIGN_OR_RETURN(Operands o, operands(op, s, nullptr));
+    if (ir::IsViewOp(op.type)) return Status::Ok();
+    const std::string ctx = "step " + std::to_string(s);
+    if (lo.in_place) {
+      uint8_t* sp = mem[scratch->level].data() + scratch->offset;
+      if (!quant) return RunDepthwiseInPlace(g, op, o.in, o.out[0], sp, scratch->bytes, o.bytes).WithContext(ctx);
+      if (o.in.size() != op.inputs.size() || op.outputs.size() != 1)
+        return InvalidArgument("op '" + op.name + "': the executor needs one pointer per operand").WithContext(ctx);
+      SP_RETURN_IF_ERROR(CheckKernelOperands(g, op, true, o.bytes).WithContext(ctx));
+      return ExecuteCalls(op, lo.calls, o.in, {o.out[0]}, sp).WithContext(ctx);
+    }
+    if (!quant) return RunKernel(g, op, o.in, o.out, o.bytes).WithContext(ctx);
+    SP_RETURN_IF_ERROR(CheckKernelOperands(g, op, true, o.bytes).WithContext(ctx));
+    return ExecuteCalls(op, lo.calls, o.in, o.out, nullptr).WithContext(ctx);
+  };
+  const StepLowering lowering(g, p, quant);
   for (int s = 0; s < n; ++s) {
     SP_RETURN_IF_ERROR(run_transfers(s, true));
-    const bool segment_step = is_segment_step(s);
-    if (segment_step) SP_RETURN_IF_ERROR(run_segment_step(s));
-    for (const auto& so : segment_step ? no_ops : p.steps[s].ops) {
-      auto it = ops.find(so.name);
-      if (it == ops.end()) return Mismatch("step " + std::to_string(s) + " runs op '" + so.name + "', which the model does not have");
-      const ir::Op& op = *it->second;
-      std::vector<const uint8_t*> in;
-      std::vector<uint8_t*> out;
-      // The kernels see each operand as exactly its tensor's bytes (the buffer holds at least that).
-      OperandBytes bytes;
-      for (ir::TensorId id : op.inputs) {
-        bool off = false;
-        int64_t have = 0;
-        SP_ASSIGN_OR_RETURN(uint8_t* ptr, locate(g.tensor(id), s, op.name, &off, false, &have));
-        if (off) r.offchip_read_bytes += g.tensor(id).Bytes();
-        in.push_back(ptr);
-        bytes.in.push_back(std::min(have, g.tensor(id).Bytes()));
-      }
-      for (ir::TensorId id : op.outputs) {
-        bool off = false;
-        int64_t have = 0;
-        SP_ASSIGN_OR_RETURN(uint8_t* ptr, locate(g.tensor(id), s, op.name, &off, false, &have));
-        if (off && !ir::IsViewOp(op.type)) r.offchip_write_bytes += g.tensor(id).Bytes();
-        out.push_back(ptr);
-        bytes.out.push_back(std::min(have, g.tensor(id).Bytes()));
-      }
-      // An output that shares bytes with an input: element-wise kernels may run in place; a
-      // depthwise convolution runs TinyEngine's way through its scratch buffer; nothing else may.
-      bool aliased = false;
-      if (!ir::IsViewOp(op.type))
-        for (size_t i = 0; i < op.inputs.size(); ++i)
-          for (size_t k = 0; k < op.outputs.size(); ++k) {
-            const uint8_t* ilo = in[i];
-            const uint8_t* ihi = ilo + g.tensor(op.inputs[i]).Bytes();
-            const uint8_t* olo = out[k];
-            const uint8_t* ohi = olo + g.tensor(op.outputs[k]).Bytes();
-            if (ilo < ohi && olo < ihi) aliased = true;
-          }
-      if (aliased && ir::IsDepthwiseConv(g, op)) {
-        const plan::Buffer* scratch = nullptr;
-        for (const plan::Buffer* b : buffers[op.name + ".scratch"])
-          if (b->first_step <= s && s <= b->last_step) scratch = b;
-        if (!scratch)
-          return Mismatch("step " + std::to_string(s) + " op '" + op.name +
-                          "': a depthwise convolution writes over its input but the plan gives it no scratch buffer");
-        uint8_t* sp = mem[scratch->level].data() + scratch->offset;
-        SP_RETURN_IF_ERROR((quant ? RunDepthwiseInPlaceS8(g, op, *quant, in, out[0], sp, scratch->bytes, bytes)
-                                  : RunDepthwiseInPlace(g, op, in, out[0], sp, scratch->bytes, bytes))
-                               .WithContext("step " + std::to_string(s)));
-        continue;
-      }
-      if (aliased && !ir::IsUnaryElementwise(op.type) && !ir::IsBinaryElementwise(op.type))
-        return Mismatch("step " + std::to_string(s) + " op '" + op.name + "' (" + op.type +
-                        "): an output overlaps an input, which this kernel cannot do in place");
-      SP_RETURN_IF_ERROR((quant ? RunKernelS8(g, op, *quant, in, out, bytes) : RunKernel(g, op, in, out, bytes))
-                             .WithContext("step " + std::to_string(s)));
-    }
+    SP_ASSIGN_OR_RETURN(StepCalls sc, LowerStep(lowering, s));
+    if (sc.segment) SP_RETURN_IF_ERROR(run_segment(sc));
+    for (const LoweredOp& lo : sc.op_calls) SP_RETURN_IF_ERROR(run_op(lo, s, sc.workspace));
     SP_RETURN_IF_ERROR(run_transfers(s, false));
     // Poison the bytes of buffers that die here, except bytes a buffer still live at s+1 holds
     // (an in-place output shares its dying input's bytes). After the last step the outputs are read.

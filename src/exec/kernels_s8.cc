@@ -38,6 +38,8 @@ const KernelSignature& Signature(KernelFn fn) {
   static const char* kCI32 = "const int32_t*";
   static const char* kCRq = "const sp_requant_t*";
   static const char* kRq = "sp_requant_t";
+  static const char* kPool = "const sp_seg_pool_t*";
+  static const char* kLayer = "const sp_seg_layer_s8_t*";
   static const std::map<KernelFn, KernelSignature> kSignatures = {
       {KernelFn::kConvS8,
        {"sp_conv_s8",
@@ -65,6 +67,15 @@ const KernelSignature& Signature(KernelFn fn) {
       {KernelFn::kPad, {"sp_pad", {kD, kCV, kCI32, "sp_pad_mode_t", kCV, kI, kD, kV}}},
       {KernelFn::kResizeNearest,
        {"sp_resize_nearest", {kD, kCV, "sp_coord_mode_t", "sp_nearest_mode_t", kI, kD, kV}}},
+      {KernelFn::kSegConvS8,
+       {"sp_seg_conv_s8", {kPool, kI, kI, "const sp_seg_conv_shape_t*", kLayer, kS8, kI}}},
+      {KernelFn::kSegDepthwiseS8,
+       {"sp_seg_depthwise_s8", {kPool, kI, kI, "const sp_seg_conv_shape_t*", kLayer, kS8, kI}}},
+      {KernelFn::kSegFullyConnectedS8,
+       {"sp_seg_fully_connected_s8", {kPool, kI, kI, "const sp_seg_fc_shape_t*", kLayer, kS8, kI}}},
+      {KernelFn::kSegBottleneckS8,
+       {"sp_seg_bottleneck_s8",
+        {kPool, kI, kI, "const sp_seg_bottleneck_shape_t*", "const sp_seg_bottleneck_s8_t*", kS8, kI}}},
   };
   auto it = kSignatures.find(fn);
   SP_CHECK(it != kSignatures.end());
@@ -98,6 +109,12 @@ bool ArgFits(const char* ctype, const CallArg& a) {
   if (t == "sp_requant_t") return std::holds_alternative<sp_requant_t>(a);
   if (t == "const sp_add_s8_params_t*") return std::holds_alternative<sp_add_s8_params_t>(a);
   if (t == "const sp_mul_s8_params_t*") return std::holds_alternative<sp_mul_s8_params_t>(a);
+  if (t == "const sp_seg_pool_t*") return std::holds_alternative<SegPoolArg>(a);
+  if (t == "const sp_seg_conv_shape_t*") return std::holds_alternative<sp_seg_conv_shape_t>(a);
+  if (t == "const sp_seg_fc_shape_t*") return std::holds_alternative<sp_seg_fc_shape_t>(a);
+  if (t == "const sp_seg_bottleneck_shape_t*") return std::holds_alternative<sp_seg_bottleneck_shape_t>(a);
+  if (t == "const sp_seg_layer_s8_t*") return std::holds_alternative<SegLayerS8>(a);
+  if (t == "const sp_seg_bottleneck_s8_t*") return std::holds_alternative<SegBottleneckS8>(a);
   if (t == "const int32_t*")
     return std::holds_alternative<CallRef>(a) || std::holds_alternative<std::nullptr_t>(a) ||
            std::holds_alternative<std::vector<int32_t>>(a);
@@ -654,8 +671,8 @@ bool IsLutOp(const std::string& t) {
 class Runner {
  public:
   Runner(const OpCalls& c, const std::vector<const uint8_t*>& in, const std::vector<uint8_t*>& out,
-         uint8_t* scratch, std::vector<std::vector<uint8_t>>* temps)
-      : c_(c), in_(in), out_(out), scratch_(scratch), temps_(temps) {}
+         uint8_t* scratch, std::vector<std::vector<uint8_t>>* temps, uint8_t* pool = nullptr)
+      : c_(c), in_(in), out_(out), scratch_(scratch), temps_(temps), pool_(pool) {}
 
   void set_iteration(int64_t i) { i_ = i; }
 
@@ -728,6 +745,11 @@ class Runner {
         return sp_resize_nearest(D(v[0]), P(v[1]), static_cast<sp_coord_mode_t>(I(v[2])),
                                  static_cast<sp_nearest_mode_t>(I(v[3])), I(v[4]), D(v[5]),
                                  P(v[6]));
+      case KernelFn::kSegConvS8:
+      case KernelFn::kSegDepthwiseS8:
+      case KernelFn::kSegFullyConnectedS8:
+      case KernelFn::kSegBottleneckS8:
+        return RunSegment(k);
     }
     return InternalError(std::string("no host dispatch for ") + s.name);
   }
@@ -757,6 +779,35 @@ class Runner {
     }
     return base ? base + r.offset + i_ * r.step : nullptr;
   }
+  // A segment-aware kernel on the pool at pool_ (its layer structs point into the record's arrays).
+  sp_status_t RunSegment(const KernelCall& k) const {
+    const auto& v = k.args;
+    const SegPoolArg& pa = std::get<SegPoolArg>(v[0]);
+    const sp_seg_pool_t pool{reinterpret_cast<int8_t*>(pool_), pa.pool_segments, pa.segment_bytes};
+    auto layer = [](const SegLayerS8& l) {
+      return sp_seg_layer_s8_t{l.weights.data(), l.bias.empty() ? nullptr : l.bias.data(), l.rq.data(),
+                               l.in_zp,          l.out_zp,                               l.act_min,
+                               l.act_max};
+    };
+    int8_t* ws = S8(v[5]);
+    if (k.fn == KernelFn::kSegBottleneckS8) {
+      const SegBottleneckS8& b = std::get<SegBottleneckS8>(v[4]);
+      sp_seg_bottleneck_s8_t bp;
+      bp.expand = layer(b.expand);
+      bp.depthwise = layer(b.depthwise);
+      bp.project = layer(b.project);
+      bp.residual = b.residual ? &b.add : nullptr;
+      return sp_seg_bottleneck_s8(&pool, I(v[1]), I(v[2]), &std::get<sp_seg_bottleneck_shape_t>(v[3]), &bp, ws,
+                                  I(v[6]));
+    }
+    const sp_seg_layer_s8_t l = layer(std::get<SegLayerS8>(v[4]));
+    if (k.fn == KernelFn::kSegFullyConnectedS8)
+      return sp_seg_fully_connected_s8(&pool, I(v[1]), I(v[2]), &std::get<sp_seg_fc_shape_t>(v[3]), &l, ws, I(v[6]));
+    const sp_seg_conv_shape_t* cs = &std::get<sp_seg_conv_shape_t>(v[3]);
+    return k.fn == KernelFn::kSegDepthwiseS8 ? sp_seg_depthwise_s8(&pool, I(v[1]), I(v[2]), cs, &l, ws, I(v[6]))
+                                             : sp_seg_conv_s8(&pool, I(v[1]), I(v[2]), cs, &l, ws, I(v[6]));
+  }
+
   void* P(const CallArg& a) const {
     if (const auto* r = std::get_if<CallRef>(&a)) return Ptr(*r);
     if (const auto* v = std::get_if<std::vector<int32_t>>(&a))
@@ -776,6 +827,7 @@ class Runner {
   const std::vector<uint8_t*>& out_;
   uint8_t* scratch_;
   std::vector<std::vector<uint8_t>>* temps_;
+  uint8_t* pool_;
   int64_t i_ = 0;
 };
 
@@ -800,6 +852,19 @@ Status ExecuteCalls(const ir::Op& op, const OpCalls& calls, const std::vector<co
       }
     }
   return Status::Ok();
+}
+
+StatusOr<sp_status_t> ExecuteSegmentCall(const KernelCall& call, uint8_t* pool, uint8_t* workspace) {
+  if (call.fn != KernelFn::kSegConvS8 && call.fn != KernelFn::kSegDepthwiseS8 &&
+      call.fn != KernelFn::kSegFullyConnectedS8 && call.fn != KernelFn::kSegBottleneckS8)
+    return InternalError(std::string(Signature(call.fn).name) + " is not a segment-aware kernel");
+  if (!pool || !workspace) return InternalError("a segment-aware kernel needs its pool and workspace");
+  const OpCalls none;
+  const std::vector<const uint8_t*> in;
+  const std::vector<uint8_t*> out;
+  std::vector<std::vector<uint8_t>> temps;
+  Runner runner(none, in, out, workspace, &temps, pool);
+  return runner.Run(call);
 }
 
 StatusOr<OpCalls> BuildCallsS8(const ir::Graph& g, const ir::Op& op, const QuantizedModel& q) {
@@ -1263,14 +1328,15 @@ StatusOr<const plan::Buffer*> SegmentStepWorkspace(const plan::Plan& p, int s, i
   const std::string where = "step " + std::to_string(s);
   if (s < 0 || s >= static_cast<int>(p.steps.size()) || p.steps[s].ops.empty())
     return Status(StatusCode::kMismatch, where + " does not exist");
-  const std::string name = p.steps[s].ops[0].name + ".workspace";
+  const std::string& name = p.steps[s].workspace;
   const plan::Buffer* ws = nullptr;
   for (const plan::Buffer& b : p.buffers)
     if (b.tensor == name && b.first_step <= s && s <= b.last_step) ws = &b;
   if (!ws)
     return Status(StatusCode::kMismatch, where + " op '" + p.steps[s].ops[0].name +
-                                             "' runs the segment-aware kernels but the plan gives the step no '" +
-                                             name + "' buffer");
+                                             "' runs the segment-aware kernels but the plan gives the step no " +
+                                             (name.empty() ? std::string("workspace (params.workspace)")
+                                                           : "'" + name + "' buffer"));
   if (need < 1 || ws->bytes < need)
     return Status(StatusCode::kMismatch, where + " op '" + p.steps[s].ops[0].name + "': the kernel needs " +
                                              std::to_string(need) + " bytes of workspace but '" + name + "' has " +

@@ -91,7 +91,7 @@ int64_t FirstInputTap(int64_t start, int64_t k, int64_t plane, int64_t es, int64
 }
 
 // How many workspace bytes a segment step needs, re-derived from the kernels' contract; "" when
-// the plan gives the step a large enough '<first op>.workspace' buffer (defined below).
+// the plan gives the step a large enough workspace buffer (defined below).
 std::string CheckSegmentWorkspace(const Plan& p, const std::unordered_map<std::string, const Tensor*>& tensors, int s);
 
 class Checker {
@@ -105,6 +105,7 @@ class Checker {
     CheckDependencies();
     CheckGeometry();
     CheckBuffers();
+    CheckStepKinds();
     CheckPools();
     CheckResidency();
     CheckTransfers();
@@ -455,6 +456,72 @@ class Checker {
     }
   }
 
+  // The step's workspace buffer (params.workspace), live at step s on chip, or nullptr.
+  const Buffer* LiveWorkspace(int s) const {
+    const std::string& ws = p_.steps[s].workspace;
+    if (ws.empty()) return nullptr;
+    for (const Buffer* w : BuffersOf(ws))
+      if (w->first_step <= s && s <= w->last_step && !Offchip(w->level)) return w;
+    return nullptr;
+  }
+
+  // Step kinds: each step's kind agrees with its ops, its parameters are in range and set only for
+  // the kinds that use them, and a step that needs a workspace (segment, fused-bottleneck,
+  // inplace-depthwise) names one whose buffer is live on chip at the step.
+  void CheckStepKinds() {
+    for (int s = 0; s < n_; ++s) {
+      const Step& st = p_.steps[s];
+      const auto& ops = st.ops;
+      const std::string where = "steps[" + Str(s) + "] (kind '" + StepKindName(st.kind) + "')";
+      if (st.kind == StepKind::kFusedTiled || st.kind == StepKind::kModule) {
+        Err(where + ": this step kind is not supported yet (reserved for fusion and module "
+                    "buffering); plan the model with another strategy");
+        continue;
+      }
+      std::string types;
+      for (size_t k = 0; k < ops.size(); ++k) types += (k ? ", " : "") + ops[k].type;
+      const bool bottleneck = (ops.size() == 3 || ops.size() == 4) && ops[0].type == "Conv" &&
+                              ops[1].type == "DepthwiseConv" && ops[2].type == "Conv" &&
+                              (ops.size() == 3 || ops[3].type == "Add");
+      const bool one = ops.size() == 1;
+      if (st.segment_bytes < 0 || st.segment_bytes > kInt32Max)
+        Err(where + ": segment_bytes " + Str(st.segment_bytes) + " is outside [1, " + Str(kInt32Max) + "]");
+      else if (st.segment_bytes != 0 && !IsSegmentKind(st.kind))
+        Err(where + ": segment_bytes is set, but only segment and fused-bottleneck steps run on segments");
+      if (st.row_cache && st.kind != StepKind::kFusedBottleneck)
+        Err(where + ": row_cache is set, but only a fused-bottleneck step has the row-cache kernel");
+      if (st.kind == StepKind::kOp && bottleneck)
+        Err(where + " runs a fused inverted bottleneck (" + types +
+            "), which only the segment-aware kernel runs: its kind must be 'fused-bottleneck'");
+      if (st.kind == StepKind::kFusedBottleneck && !bottleneck)
+        Err(where + " must run Conv, DepthwiseConv, Conv [, Add], but runs " + types);
+      if (st.kind == StepKind::kInPlaceDepthwise && !(one && ops[0].type == "DepthwiseConv"))
+        Err(where + " must run one DepthwiseConv, but runs " + types);
+      if (st.kind == StepKind::kSegment) {
+        const bool op_ok = one && (IsConvType(ops[0].type) || ops[0].type == "Gemm" || ops[0].type == "MatMul");
+        bool declared = false;
+        for (const Buffer* b : one && !ops[0].outputs.empty() ? BuffersOf(ops[0].outputs[0])
+                                                              : std::vector<const Buffer*>{})
+          for (const Overlap& o : b->overlaps) declared = declared || o.reason == "segment-overlap";
+        if (!op_ok)
+          Err(where + " must run one Conv, DepthwiseConv, Gemm or MatMul, but runs " + types);
+        else if (!declared)
+          Err(where + ": its output '" + ops[0].outputs[0] +
+              "' declares no segment-overlap with its input; a plain op is kind 'op'");
+      }
+      const bool needs_ws = IsSegmentKind(st.kind) || st.kind == StepKind::kInPlaceDepthwise;
+      if (needs_ws && st.workspace.empty())
+        Err(where + " names no workspace (params.workspace): " +
+            (st.kind == StepKind::kInPlaceDepthwise
+                 ? "the in-place depthwise convolution computes each channel in a scratch buffer"
+                 : "the segment-aware kernels keep part of the output in a workspace buffer"));
+      else if (needs_ws && !LiveWorkspace(s))
+        Err(where + ": its workspace '" + st.workspace + "' has no on-chip buffer live at step " + Str(s));
+      else if (!st.workspace.empty() && BuffersOf(st.workspace).empty())
+        Err(where + ": its workspace '" + st.workspace + "' has no buffer");
+    }
+  }
+
   // Circular pools: one per on-chip level, covering the level's used bytes; a buffer that wraps is
   // touched only by the segment kernels, as the data input or output of a segment step, never by a
   // transfer, and is not a graph output (the application reads outputs as plain arrays).
@@ -511,7 +578,7 @@ class Checker {
           for (size_t j = 0; j < ops[k].outputs.size(); ++j)
             if (ops[k].outputs[j] == b.tensor && !(k + 1 == ops.size() && j == 0)) other_use = true;
         }
-        if (!IsSegmentStep(p_, s) || !pool_operand || other_use)
+        if (!IsSegmentKind(p_.steps[s].kind) || !pool_operand || other_use)
           Err(what + " but step " + Str(s) + " ('" +
               (ops.empty() ? std::string() : ops.front().name) +
               "') is not a segment step using it as its pool input or output; only the segment "
@@ -747,6 +814,11 @@ class Checker {
           continue;
         }
         const int s = b.first_step;
+        if (o.reason == "inplace-depthwise" && s < n_ && p_.steps[s].kind != StepKind::kInPlaceDepthwise) {
+          Err(what + ": step " + Str(s) + " is of kind '" + StepKindName(p_.steps[s].kind) +
+              "'; an in-place depthwise convolution is a step of kind 'inplace-depthwise'");
+          continue;
+        }
         if (a.last_step != s || a.level != b.level) {
           Err(what + ": in-place needs '" + o.tensor + "' to die at step " + Str(s) + " where '" +
               b.tensor + "' is born (it dies at " + Str(a.last_step) + ")");
@@ -790,7 +862,7 @@ class Checker {
   //   - a fused group Conv (1x1, or any kernel/stride/padding: a stem) -> DepthwiseConv -> Conv 1x1
   //     [-> Add of the group input]: the same, with the depthwise window mapped through the
   //     expansion (a 1x1 stride-1 expansion keeps pixel positions) and the residual pixel.
-  //   - Gemm / MatMul [M, K] x -> [M, N]: steps (m, chunk) with chunks of attrs segment_bytes
+  //   - Gemm / MatMul [M, K] x -> [M, N]: steps (m, chunk) with chunks of the step's segment_bytes
   //   output
   //     bytes; every step of row m reads all of input row m.
   // Returns "" when the distance is safe, else why not. Runs only on geometry CheckGeometry
@@ -819,7 +891,8 @@ class Checker {
     bool residual = false;
     bool fc = false;
     int64_t chunk = 0;
-    if (ops.size() == 1) {
+    const StepKind kind = p_.steps[s].kind;
+    if (kind == StepKind::kSegment && ops.size() == 1) {
       const StepOp& op = ops[0];
       if (in0(op) != xin || out0(op) != out.tensor)
         return "step " + Str(s) + " does not read the input and write the output directly";
@@ -827,13 +900,13 @@ class Checker {
         window_op = &op;
       } else if (op.type == "Gemm" || op.type == "MatMul") {
         fc = true;
-        chunk = Attr(op, "segment_bytes", {0})[0];
+        chunk = p_.steps[s].segment_bytes;
       } else {
         return "op type '" + op.type + "' has no segment-level access model";
       }
       x = shape(op.inputs[0]);
       y = shape(op.outputs[0]);
-    } else if (ops.size() == 3 || ops.size() == 4) {
+    } else if (kind == StepKind::kFusedBottleneck && (ops.size() == 3 || ops.size() == 4)) {
       if (ops[0].type != "Conv" || ops[1].type != "DepthwiseConv" || ops[2].type != "Conv" ||
           in0(ops[0]) != xin || out0(ops[0]).empty() || in0(ops[1]) != out0(ops[0]) ||
           in0(ops[2]) != out0(ops[1]) ||
@@ -859,7 +932,8 @@ class Checker {
       x = shape(xin);
       y = shape(out.tensor);
     } else {
-      return "step " + Str(s) + " has no segment-level access model";
+      return "step " + Str(s) + " (kind '" + StepKindName(kind) +
+             "') is not a segment step; only segment and fused-bottleneck steps may declare a segment-overlap";
     }
     for (const auto* v : {&x, &y, &mid})
       for (int64_t d : *v)
@@ -943,17 +1017,16 @@ class Checker {
 
   // A step whose output overlaps its input runs the segment kernels, which keep part of the output
   // in a private workspace until the input bytes under it are read: the plan must give the step an
-  // on-chip '<first op>.workspace' buffer (the executor and the generated firmware look for it).
+  // on-chip workspace buffer (params.workspace; the executor and the generated firmware use it).
   std::string WorkspaceProblem(const Buffer& out) const {
     const int s = out.first_step;
     if (s >= n_ || p_.steps[s].ops.empty()) return "no such step";
-    const std::string ws = p_.steps[s].ops.front().name + ".workspace";
-    for (const Buffer* w : BuffersOf(ws))
-      if (w->first_step <= s && s <= w->last_step && !Offchip(w->level))
-        return CheckSegmentWorkspace(p_, tensors_, s);  // and large enough for the kernel
+    const std::string& ws = p_.steps[s].workspace;
+    if (LiveWorkspace(s)) return CheckSegmentWorkspace(p_, tensors_, s);  // and large enough for the kernel
     return "step " + Str(s) +
-           " runs the segment kernels, which need a workspace, but no on-chip buffer of '" + ws +
-           "' is live at that step";
+           " runs the segment kernels, which need a workspace, but " +
+           (ws.empty() ? std::string("the step names none (params.workspace)")
+                       : "no on-chip buffer of '" + ws + "' is live at that step");
   }
 
   // No two sound buffers of a level live at the same step share a byte unless a legal declared
@@ -1047,7 +1120,7 @@ class Checker {
 // ---- the workspace of a segment step ------------------------------------------------------------
 // Re-derived from the segment kernels' contract (runtime/include/sramplan_rt_seg.h), sharing no
 // code with the planner: a step that runs the segment-aware kernels (a fused group, or a single op
-// whose output declares a "segment-overlap") needs a '<first op>.workspace' buffer live at the step
+// whose output declares a "segment-overlap") needs a workspace buffer (params.workspace) live at the step
 // of at least: Conv C_out, or min(C_in, C_out) for 1x1 without padding; DepthwiseConv C; Gemm /
 // MatMul the output chunk (segment_bytes, 0 = min(K, N), at most N); fused group
 // (R*S + 1) * C_mid, or (R*MW + 1) * C_mid with the row cache, + C_out with the residual Add.
@@ -1081,14 +1154,14 @@ std::string CheckSegmentWorkspace(const Plan& p, const std::unordered_map<std::s
     } else if (op.type == "DepthwiseConv" && positive(y, 4)) {
       need = y[3];
     } else if ((op.type == "Gemm" || op.type == "MatMul") && positive(x, 2) && positive(y, 2)) {
-      int64_t chunk = attr(op, "segment_bytes", {0})[0];
+      int64_t chunk = p.steps[s].segment_bytes;
       if (chunk == 0) chunk = std::min(x[1], y[1]);
       need = chunk < 0 ? -1 : std::min(chunk, y[1]);
     }
   } else if (ops.size() == 3 || ops.size() == 4) {
     const auto mid = shape(ops[0].outputs, 0), y = shape(ops.back().outputs, 0);
     const auto k = attr(ops[1], "kernel_shape", {1, 1});
-    const bool rows = attr(ops[0], "row_cache", {0})[0] != 0;
+    const bool rows = p.steps[s].row_cache;
     if (positive(mid, 4) && positive(y, 4) && positive(k, 2)) {
       // Dimensions are at most 2^30 each, so the products fit in 128 bits; larger needs are refused.
       const __int128 slots = (rows ? __int128{k[0]} * mid[2] : __int128{k[0]} * k[1]) + 1;
@@ -1097,7 +1170,7 @@ std::string CheckSegmentWorkspace(const Plan& p, const std::unordered_map<std::s
     }
   }
   if (need < 1) return "cannot tell the workspace its segment-aware kernel needs (unsupported op or tensor shapes)";
-  const std::string name = ops[0].name + ".workspace";
+  const std::string& name = p.steps[s].workspace;
   for (const auto& b : p.buffers)
     if (b.tensor == name && b.first_step <= s && s <= b.last_step) {
       if (b.bytes >= need) return "";
