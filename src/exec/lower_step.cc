@@ -38,6 +38,15 @@ StatusOr<StepCalls> LowerPlain(const StepLowering& l, int s, StepCalls sc) {
   for (const ir::Op* op : sc.ops) {
     LoweredOp lo;
     lo.op = op;
+    // Only the segment-aware kernels address a buffer that wraps around a circular pool.
+    for (int io = 0; io < 2; ++io)
+      for (ir::TensorId id : io == 0 ? op->inputs : op->outputs) {
+        const plan::Buffer* b = l.LiveBuffer(g.tensor(id).name, s);
+        if (b && plan::Wraps(l.plan(), *b))
+          return Mismatch(Where(s) + " op '" + op->name + "': tensor '" + g.tensor(id).name +
+                          "' wraps around the circular pool of level '" + b->level +
+                          "'; only the segment-aware kernels address it modulo the pool");
+      }
     const bool aliased = !ir::IsViewOp(op->type) && Aliased(l, *op, s);
     if (aliased && ir::IsDepthwiseConv(g, *op)) {
       const plan::Buffer* scratch = nullptr;

@@ -109,8 +109,8 @@ TEST(PlanJsonRead, MissingAndMistypedFieldsNameTheirPath) {
   EXPECT_EQ(ErrorOf(j), "plans: holds no plans");
 
   j = ThreePlans();
-  j["schema_version"] = 2;
-  EXPECT_EQ(ErrorOf(j), "schema_version: version 2 is not supported (this sramplan reads 1)");
+  j["schema_version"] = 3;
+  EXPECT_EQ(ErrorOf(j), "schema_version: version 3 is not supported (this sramplan reads 1 and 2)");
 
   // A single plan: paths start at the root.
   json one = json::parse(PlanToJson(MakePlan("tflm")));
