@@ -515,6 +515,9 @@ class Checker {
             (st.kind == StepKind::kInPlaceDepthwise
                  ? "the in-place depthwise convolution computes each channel in a scratch buffer"
                  : "the segment-aware kernels keep part of the output in a workspace buffer"));
+      else if (!st.workspace.empty() && FindTensor(st.workspace) && FindTensor(st.workspace)->kind != "scratch")
+        Err(where + ": its workspace '" + st.workspace + "' is a tensor of kind '" +
+            FindTensor(st.workspace)->kind + "', not a scratch buffer");
       else if (needs_ws && !LiveWorkspace(s))
         Err(where + ": its workspace '" + st.workspace + "' has no on-chip buffer live at step " + Str(s));
       else if (!st.workspace.empty() && BuffersOf(st.workspace).empty())
