@@ -124,33 +124,9 @@ Status ReadStepKind(const JsonRef& s, Step* st) {
   return Status::Ok();
 }
 
-StatusOr<Plan> ReadPlan(const JsonRef& j) {
-  SP_RETURN_IF_ERROR(j.ExpectObject());
-  Plan p;
-  SP_ASSIGN_OR_RETURN(int64_t version, ReadVersion(j));
-  p.schema_version = kSchemaVersion;  // a version-1 plan is converted below
-  SP_ASSIGN_OR_RETURN(p.model, j.String("model"));
-  SP_ASSIGN_OR_RETURN(p.target, j.String("target"));
-  SP_ASSIGN_OR_RETURN(p.strategy, j.String("strategy"));
-  SP_ASSIGN_OR_RETURN(p.schedule, j.StringOr("schedule", "model"));
-  SP_ASSIGN_OR_RETURN(p.dtype, j.StringOr("dtype", ""));
-  SP_ASSIGN_OR_RETURN(p.batch, j.IntOr("batch", 1, 1, kInt32Max));
-  SP_ASSIGN_OR_RETURN(p.arena_level, j.StringOr("arena_level", ""));
-
-  SP_ASSIGN_OR_RETURN(JsonRef levels, j.Array("levels"));
-  for (size_t i = 0; i < levels.size(); ++i) {
-    const JsonRef l = levels[i];
-    SP_RETURN_IF_ERROR(l.ExpectObject());
-    Level lv;
-    SP_ASSIGN_OR_RETURN(lv.name, l.String("name"));
-    SP_ASSIGN_OR_RETURN(lv.kind, l.String("kind"));
-    SP_ASSIGN_OR_RETURN(lv.capacity, l.Int("capacity", 0, kMaxBytes));
-    SP_ASSIGN_OR_RETURN(lv.used_bytes, l.IntOr("used_bytes", 0, 0, kMaxBytes));
-    SP_ASSIGN_OR_RETURN(lv.lower_bound_bytes, l.IntOr("lower_bound_bytes", 0, 0, kMaxBytes));
-    SP_ASSIGN_OR_RETURN(lv.holds_activations, l.BoolOr("holds_activations", false));
-    p.levels.push_back(std::move(lv));
-  }
-
+// steps[]: each step's index, kind and params (version 2) and its ops.
+Status ReadSteps(const JsonRef& j, int64_t version, Plan* plan) {
+  Plan& p = *plan;
   SP_ASSIGN_OR_RETURN(JsonRef steps, j.Array("steps"));
   p.steps.reserve(steps.size());
   for (size_t i = 0; i < steps.size(); ++i) {
@@ -179,6 +155,37 @@ StatusOr<Plan> ReadPlan(const JsonRef& j) {
     }
     p.steps.push_back(std::move(st));
   }
+  return Status::Ok();
+}
+
+StatusOr<Plan> ReadPlan(const JsonRef& j) {
+  SP_RETURN_IF_ERROR(j.ExpectObject());
+  Plan p;
+  SP_ASSIGN_OR_RETURN(int64_t version, ReadVersion(j));
+  p.schema_version = kSchemaVersion;  // a version-1 plan is converted below
+  SP_ASSIGN_OR_RETURN(p.model, j.String("model"));
+  SP_ASSIGN_OR_RETURN(p.target, j.String("target"));
+  SP_ASSIGN_OR_RETURN(p.strategy, j.String("strategy"));
+  SP_ASSIGN_OR_RETURN(p.schedule, j.StringOr("schedule", "model"));
+  SP_ASSIGN_OR_RETURN(p.dtype, j.StringOr("dtype", ""));
+  SP_ASSIGN_OR_RETURN(p.batch, j.IntOr("batch", 1, 1, kInt32Max));
+  SP_ASSIGN_OR_RETURN(p.arena_level, j.StringOr("arena_level", ""));
+
+  SP_ASSIGN_OR_RETURN(JsonRef levels, j.Array("levels"));
+  for (size_t i = 0; i < levels.size(); ++i) {
+    const JsonRef l = levels[i];
+    SP_RETURN_IF_ERROR(l.ExpectObject());
+    Level lv;
+    SP_ASSIGN_OR_RETURN(lv.name, l.String("name"));
+    SP_ASSIGN_OR_RETURN(lv.kind, l.String("kind"));
+    SP_ASSIGN_OR_RETURN(lv.capacity, l.Int("capacity", 0, kMaxBytes));
+    SP_ASSIGN_OR_RETURN(lv.used_bytes, l.IntOr("used_bytes", 0, 0, kMaxBytes));
+    SP_ASSIGN_OR_RETURN(lv.lower_bound_bytes, l.IntOr("lower_bound_bytes", 0, 0, kMaxBytes));
+    SP_ASSIGN_OR_RETURN(lv.holds_activations, l.BoolOr("holds_activations", false));
+    p.levels.push_back(std::move(lv));
+  }
+
+  SP_RETURN_IF_ERROR(ReadSteps(j, version, &p));
 
   SP_ASSIGN_OR_RETURN(JsonRef tensors, j.Array("tensors"));
   p.tensors.reserve(tensors.size());
