@@ -166,7 +166,7 @@ int main(int argc, char** argv) {
       if (s == "vmcu" && p.ok())
         for (const auto& st : p->steps) {
           whole_fused += st.ops.size() > 1;
-          for (const auto& so : st.ops) whole_rows += static_cast<int>(so.attrs.count("row_cache"));
+          whole_rows += st.row_cache ? 1 : 0;
         }
       md << "| " << s << " | " << v << " | " << lb << " | " << (v >= 0 && v <= ram ? "yes" : "no") << " |\n";
       rows.push_back({{"section", "network"}, {"name", s}, {"bytes", v}, {"lower_bound", lb}});

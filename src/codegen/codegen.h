@@ -48,7 +48,7 @@ struct Firmware {
   int64_t table_bytes = 0;   // lookup tables, requantisation arrays, descriptors' data (flash)
   int64_t stack_bytes = 0;
   // Static RAM outside the arena (.bss) besides the stack. 0: every segment step runs with the
-  // plan's `<op>.workspace` buffer (exec::SegmentStepWorkspace); a plan without one is refused.
+  // step's params.workspace buffer (exec::SegmentStepWorkspace); a plan without one is refused.
   int64_t extra_ram_bytes = 0;
   int64_t ram_capacity = 0;    // RAM region LENGTH
   int64_t flash_capacity = 0;  // FLASH region LENGTH

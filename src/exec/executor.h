@@ -37,13 +37,14 @@ StatusOr<ExecResult> RunNaive(const ir::Graph& g, const analysis::Schedule& orde
 // Runs `p` (which must describe `g`) in one byte array per memory level, sized by the plan's
 // used_bytes. Address-range and liveness violations are StatusCode::kMismatch errors naming the op
 // and tensor.
-// vmcu steps run the segment-aware int8 kernels (runtime/include/sramplan_rt_seg.h) with the arena
-// level as their circular pool, the buffers' offsets as starts and the step's `<op>.workspace`
-// buffer as workspace (required, of at least the kernel's bytes: exec::SegmentStepWorkspace): a single Conv / DepthwiseConv / Gemm whose output declares a
-// "segment-overlap" with its input, and a fused Conv 1x1 -> DepthwiseConv -> Conv 1x1 [-> Add]
-// step (its intermediates have no buffers). Their parameters come from the plain ops' int8 call
-// records, so the bytes equal RunNaive's. float32 plans with such steps are kUnsupported; a
-// placement the kernel refuses is a kMismatch.
+// Each step runs as exec::LowerStep lowers it by its kind (plan::StepKind): plain ops through their
+// kernels (int8: their call records), an in-place depthwise step through its scratch buffer, and
+// segment / fused-bottleneck steps (vmcu) as one segment-aware int8 kernel
+// (runtime/include/sramplan_rt_seg.h) with their level as the circular pool, the buffers' offsets as
+// starts and the step's params.workspace buffer as workspace (required, of at least the kernel's
+// bytes: exec::SegmentStepWorkspace); a fused step's intermediates have no buffers. Their
+// parameters come from the plain ops' int8 call records, so the bytes equal RunNaive's. float32
+// plans with segment steps are kUnsupported; a placement the kernel refuses is a kMismatch.
 StatusOr<ExecResult> RunArena(const ir::Graph& g, const plan::Plan& p, const ModelData& data,
                               const QuantizedModel* quant = nullptr);
 

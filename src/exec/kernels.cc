@@ -150,175 +150,162 @@ Status CheckKernelOperands(const ir::Graph& g, const ir::Op& op, bool int8, cons
   return CheckOperands(g, op, int8, &bytes);
 }
 
-Status RunKernel(const ir::Graph& g, const ir::Op& op, const std::vector<const uint8_t*>& in,
-                 const std::vector<uint8_t*>& out, const OperandBytes& bytes) {
-  const std::string& t = op.type;
-  if (ir::IsViewOp(t)) return Status::Ok();
-  if (in.size() != op.inputs.size() || out.size() != op.outputs.size() || op.inputs.empty() || op.outputs.empty())
-    return InvalidArgument("op '" + op.name + "' (" + t + "): the executor needs one pointer per operand");
-  auto shape = [&](size_t i) -> const std::vector<int64_t>& { return g.tensor(op.inputs[i]).shape; };
-  auto oshape = [&](size_t i) -> const std::vector<int64_t>& { return g.tensor(op.outputs[i]).shape; };
-  auto elem = [&](ir::TensorId id) { return ir::DataTypeSize(g.tensor(id).dtype); };
-  for (ir::TensorId id : op.inputs)
-    if (g.tensor(id).dtype == ir::DataType::kFloat16 || g.tensor(id).dtype == ir::DataType::kInt8)
-      return Unsupported("op '" + op.name + "': the executor runs float32 graphs (use --dtype float32)");
-  SP_RETURN_IF_ERROR(CheckKernelOperands(g, op, false, bytes));
-  const sp_tensor_t o0 = Contig(oshape(0));
+namespace {
 
+// The op RunKernel runs, with what every family's kernels read.
+struct F32Op {
+  const ir::Graph& g;
+  const ir::Op& op;
+  const std::vector<const uint8_t*>& in;
+  const std::vector<uint8_t*>& out;
+  sp_tensor_t o0;  // row-major descriptor of output 0
+  const std::vector<int64_t>& shape(size_t i) const { return g.tensor(op.inputs[i]).shape; }
+  const std::vector<int64_t>& oshape(size_t i) const { return g.tensor(op.outputs[i]).shape; }
+  int elem(ir::TensorId id) const { return ir::DataTypeSize(g.tensor(id).dtype); }
+};
+
+// Conv.
+Status RunConvF32(const F32Op& ko) {
+  const ir::Graph& g = ko.g;
+  const ir::Op& op = ko.op;
+  const std::string& t = op.type;
   if (t == "Conv") {
-    sp_tensor_t x = Describe(g, shape(0), true), y = Describe(g, oshape(0), true);
-    sp_tensor_t w = Describe(g, shape(1), true);
+    sp_tensor_t x = Describe(g, ko.shape(0), true), y = Describe(g, ko.oshape(0), true);
+    sp_tensor_t w = Describe(g, ko.shape(1), true);
     auto strides = I32(op.attrs.GetInts("strides"));
     auto pads = I32(op.attrs.GetInts("pads"));
     auto dil = I32(op.attrs.GetInts("dilations"));
-    const float* bias = op.inputs.size() >= 3 ? F(in[2]) : nullptr;
-    SP_RETURN_IF_ERROR(Check(sp_conv_f32(&x, F(in[0]), &w, F(in[1]), bias, strides.empty() ? nullptr : strides.data(),
+    const float* bias = op.inputs.size() >= 3 ? F(ko.in[2]) : nullptr;
+    SP_RETURN_IF_ERROR(Check(sp_conv_f32(&x, F(ko.in[0]), &w, F(ko.in[1]), bias, strides.empty() ? nullptr : strides.data(),
                                          pads.empty() ? nullptr : pads.data(), dil.empty() ? nullptr : dil.data(),
-                                         static_cast<int32_t>(op.attrs.GetInt("group", 1)), &y, F(out[0])),
+                                         static_cast<int32_t>(op.attrs.GetInt("group", 1)), &y, F(ko.out[0])),
                              op));
     std::string act = op.attrs.GetString("activation", "none");
-    if (act == "relu") return Check(sp_relu_f32(&y, F(out[0]), &y, F(out[0])), op);
-    if (act == "relu6") return Check(sp_clip_f32(&y, F(out[0]), 0.0f, 6.0f, &y, F(out[0])), op);
+    if (act == "relu") return Check(sp_relu_f32(&y, F(ko.out[0]), &y, F(ko.out[0])), op);
+    if (act == "relu6") return Check(sp_clip_f32(&y, F(ko.out[0]), 0.0f, 6.0f, &y, F(ko.out[0])), op);
     return Status::Ok();
   }
+  return InternalError("op '" + ko.op.name + "': no float32 kernel of this family for " + ko.op.type);
+}
+
+// Gemm and MatMul.
+Status RunFullyConnectedF32(const F32Op& ko) {
+  const ir::Op& op = ko.op;
+  const std::string& t = op.type;
   if (t == "Gemm") {
-    sp_tensor_t a = Contig(shape(0)), b = Contig(shape(1));
-    sp_tensor_t c = op.inputs.size() >= 3 ? Contig(shape(2)) : sp_tensor_t{};
-    return Check(sp_gemm_f32(&a, F(in[0]), &b, F(in[1]), op.inputs.size() >= 3 ? &c : nullptr,
-                             op.inputs.size() >= 3 ? F(in[2]) : nullptr,
+    sp_tensor_t a = Contig(ko.shape(0)), b = Contig(ko.shape(1));
+    sp_tensor_t c = op.inputs.size() >= 3 ? Contig(ko.shape(2)) : sp_tensor_t{};
+    return Check(sp_gemm_f32(&a, F(ko.in[0]), &b, F(ko.in[1]), op.inputs.size() >= 3 ? &c : nullptr,
+                             op.inputs.size() >= 3 ? F(ko.in[2]) : nullptr,
                              static_cast<float>(op.attrs.GetFloat("alpha", 1.0)),
                              static_cast<float>(op.attrs.GetFloat("beta", 1.0)),
                              static_cast<int32_t>(op.attrs.GetInt("transA", 0)),
-                             static_cast<int32_t>(op.attrs.GetInt("transB", 0)), &o0, F(out[0])),
+                             static_cast<int32_t>(op.attrs.GetInt("transB", 0)), &ko.o0, F(ko.out[0])),
                  op);
   }
   if (t == "MatMul") {
-    sp_tensor_t a = Contig(shape(0)), b = Contig(shape(1));
-    return Check(sp_matmul_f32(&a, F(in[0]), &b, F(in[1]), &o0, F(out[0])), op);
+    sp_tensor_t a = Contig(ko.shape(0)), b = Contig(ko.shape(1));
+    return Check(sp_matmul_f32(&a, F(ko.in[0]), &b, F(ko.in[1]), &ko.o0, F(ko.out[0])), op);
   }
+  return InternalError("op '" + ko.op.name + "': no float32 kernel of this family for " + ko.op.type);
+}
+
+// BatchNormalization and LayerNormalization.
+Status RunNormF32(const F32Op& ko) {
+  const ir::Graph& g = ko.g;
+  const ir::Op& op = ko.op;
+  const std::string& t = op.type;
   if (t == "BatchNormalization") {
-    sp_tensor_t x = Describe(g, shape(0), true), y = Describe(g, oshape(0), true);
+    sp_tensor_t x = Describe(g, ko.shape(0), true), y = Describe(g, ko.oshape(0), true);
     if (op.inputs.size() < 5) return InvalidArgument("op '" + op.name + "': BatchNormalization needs 5 inputs");
-    return Check(sp_batch_norm_f32(&x, F(in[0]), F(in[1]), F(in[2]), F(in[3]), F(in[4]),
-                                   static_cast<float>(op.attrs.GetFloat("epsilon", 1e-5)), &y, F(out[0])),
+    return Check(sp_batch_norm_f32(&x, F(ko.in[0]), F(ko.in[1]), F(ko.in[2]), F(ko.in[3]), F(ko.in[4]),
+                                   static_cast<float>(op.attrs.GetFloat("epsilon", 1e-5)), &y, F(ko.out[0])),
                  op);
   }
   if (t == "LayerNormalization") {
-    sp_tensor_t x = Contig(shape(0));
-    int32_t axis = static_cast<int32_t>(NormAxis(op.attrs.GetInt("axis", -1), shape(0).size()));
-    return Check(sp_layer_norm_f32(&x, F(in[0]), axis, op.inputs.size() >= 2 ? F(in[1]) : nullptr,
-                                   op.inputs.size() >= 3 ? F(in[2]) : nullptr,
-                                   static_cast<float>(op.attrs.GetFloat("epsilon", 1e-5)), &o0, F(out[0])),
+    sp_tensor_t x = Contig(ko.shape(0));
+    int32_t axis = static_cast<int32_t>(NormAxis(op.attrs.GetInt("axis", -1), ko.shape(0).size()));
+    return Check(sp_layer_norm_f32(&x, F(ko.in[0]), axis, op.inputs.size() >= 2 ? F(ko.in[1]) : nullptr,
+                                   op.inputs.size() >= 3 ? F(ko.in[2]) : nullptr,
+                                   static_cast<float>(op.attrs.GetFloat("epsilon", 1e-5)), &ko.o0, F(ko.out[0])),
                  op);
   }
-  struct UnaryMap {
-    const char* name;
-    sp_unary_op_t op;
-  };
-  static const UnaryMap kUnary[] = {
-      {"Relu", SP_UNARY_RELU},       {"Sigmoid", SP_UNARY_SIGMOID}, {"HardSwish", SP_UNARY_HARD_SWISH},
-      {"Tanh", SP_UNARY_TANH},       {"Erf", SP_UNARY_ERF},         {"Sqrt", SP_UNARY_SQRT},
-      {"Exp", SP_UNARY_EXP},         {"Neg", SP_UNARY_NEG},         {"Log", SP_UNARY_LOG},
-      {"Abs", SP_UNARY_ABS},         {"Reciprocal", SP_UNARY_RECIPROCAL}, {"Gelu", SP_UNARY_GELU}};
-  for (const auto& u : kUnary)
-    if (t == u.name) {
-      sp_tensor_t x = Contig(shape(0));
-      return Check(sp_unary_f32(&x, F(in[0]), u.op, 0, 0, &o0, F(out[0])), op);
-    }
-  if (t == "Clip") {
-    sp_tensor_t x = Contig(shape(0));
-    float lo = static_cast<float>(op.attrs.GetFloat("min", -3.4e38)), hi = static_cast<float>(op.attrs.GetFloat("max", 3.4e38));
-    return Check(sp_clip_f32(&x, F(in[0]), lo, hi, &o0, F(out[0])), op);
-  }
-  if (t == "HardSigmoid") {
-    sp_tensor_t x = Contig(shape(0));
-    return Check(sp_hard_sigmoid_f32(&x, F(in[0]), static_cast<float>(op.attrs.GetFloat("alpha", 0.2)),
-                                     static_cast<float>(op.attrs.GetFloat("beta", 0.5)), &o0, F(out[0])),
-                 op);
-  }
-  if (t == "LeakyRelu" || t == "Elu") {
-    sp_tensor_t x = Contig(shape(0));
-    return Check(sp_unary_f32(&x, F(in[0]), t == "Elu" ? SP_UNARY_ELU : SP_UNARY_LEAKY_RELU,
-                              static_cast<float>(op.attrs.GetFloat("alpha", t == "Elu" ? 1.0 : 0.01)), 0, &o0, F(out[0])),
-                 op);
-  }
-  struct BinaryMap {
-    const char* name;
-    sp_binary_op_t op;
-  };
-  static const BinaryMap kBinary[] = {{"Add", SP_BINARY_ADD}, {"Sub", SP_BINARY_SUB}, {"Mul", SP_BINARY_MUL},
-                                      {"Div", SP_BINARY_DIV}, {"Pow", SP_BINARY_POW}, {"Max", SP_BINARY_MAX},
-                                      {"Min", SP_BINARY_MIN}};
-  for (const auto& b : kBinary)
-    if (t == b.name) {
-      sp_tensor_t x = Contig(shape(0)), y = Contig(shape(1));
-      return Check(sp_binary_f32(&x, F(in[0]), &y, F(in[1]), b.op, &o0, F(out[0])), op);
-    }
-  if (t == "Softmax") {
-    sp_tensor_t x = Contig(shape(0));
-    int32_t axis = static_cast<int32_t>(NormAxis(op.attrs.GetInt("axis", -1), shape(0).size()));
-    return Check(sp_softmax_f32(&x, F(in[0]), axis, &o0, F(out[0])), op);
-  }
+  return InternalError("op '" + ko.op.name + "': no float32 kernel of this family for " + ko.op.type);
+}
+
+// MaxPool / AveragePool, GlobalAveragePool / GlobalMaxPool, ReduceMean.
+Status RunPoolF32(const F32Op& ko) {
+  const ir::Graph& g = ko.g;
+  const ir::Op& op = ko.op;
+  const std::string& t = op.type;
   if (t == "MaxPool" || t == "AveragePool") {
-    sp_tensor_t x = Describe(g, shape(0), true), y = Describe(g, oshape(0), true);
+    sp_tensor_t x = Describe(g, ko.shape(0), true), y = Describe(g, ko.oshape(0), true);
     auto kernel = I32(op.attrs.GetInts("kernel_shape"));
     auto strides = I32(op.attrs.GetInts("strides"));
     auto pads = I32(op.attrs.GetInts("pads"));
     auto dil = I32(op.attrs.GetInts("dilations"));
     if (t == "MaxPool")
-      return Check(sp_max_pool_f32(&x, F(in[0]), kernel.data(), strides.empty() ? nullptr : strides.data(),
+      return Check(sp_max_pool_f32(&x, F(ko.in[0]), kernel.data(), strides.empty() ? nullptr : strides.data(),
                                    pads.empty() ? nullptr : pads.data(), dil.empty() ? nullptr : dil.data(), &y,
-                                   F(out[0])),
+                                   F(ko.out[0])),
                    op);
-    return Check(sp_avg_pool_f32(&x, F(in[0]), kernel.data(), strides.empty() ? nullptr : strides.data(),
+    return Check(sp_avg_pool_f32(&x, F(ko.in[0]), kernel.data(), strides.empty() ? nullptr : strides.data(),
                                  pads.empty() ? nullptr : pads.data(),
-                                 static_cast<int32_t>(op.attrs.GetInt("count_include_pad", 0)), &y, F(out[0])),
+                                 static_cast<int32_t>(op.attrs.GetInt("count_include_pad", 0)), &y, F(ko.out[0])),
                  op);
   }
   if (t == "GlobalAveragePool" || t == "GlobalMaxPool") {
-    sp_tensor_t x = Describe(g, shape(0), true), y = Describe(g, oshape(0), true);
-    return Check(t == "GlobalAveragePool" ? sp_global_avg_pool_f32(&x, F(in[0]), &y, F(out[0]))
-                                          : sp_global_max_pool_f32(&x, F(in[0]), &y, F(out[0])),
+    sp_tensor_t x = Describe(g, ko.shape(0), true), y = Describe(g, ko.oshape(0), true);
+    return Check(t == "GlobalAveragePool" ? sp_global_avg_pool_f32(&x, F(ko.in[0]), &y, F(ko.out[0]))
+                                          : sp_global_max_pool_f32(&x, F(ko.in[0]), &y, F(ko.out[0])),
                  op);
   }
   if (t == "ReduceMean") {
-    sp_tensor_t x = Contig(shape(0));
+    sp_tensor_t x = Contig(ko.shape(0));
     std::vector<int32_t> axes;
-    for (int64_t a : op.attrs.GetInts("axes")) axes.push_back(static_cast<int32_t>(NormAxis(a, shape(0).size())));
+    for (int64_t a : op.attrs.GetInts("axes")) axes.push_back(static_cast<int32_t>(NormAxis(a, ko.shape(0).size())));
     if (axes.empty())
-      for (size_t a = 0; a < shape(0).size(); ++a) axes.push_back(static_cast<int32_t>(a));
-    return Check(sp_reduce_mean_f32(&x, F(in[0]), axes.data(), static_cast<int32_t>(axes.size()), &o0, F(out[0])), op);
+      for (size_t a = 0; a < ko.shape(0).size(); ++a) axes.push_back(static_cast<int32_t>(a));
+    return Check(sp_reduce_mean_f32(&x, F(ko.in[0]), axes.data(), static_cast<int32_t>(axes.size()), &ko.o0, F(ko.out[0])), op);
   }
+  return InternalError("op '" + ko.op.name + "': no float32 kernel of this family for " + ko.op.type);
+}
+
+// Data movement: Concat, Split, Slice, Gather, Transpose, Pad, Expand, Where, Resize / Upsample.
+Status RunMoveF32(const F32Op& ko) {
+  const ir::Graph& g = ko.g;
+  const ir::Op& op = ko.op;
+  const std::string& t = op.type;
   if (t == "Concat") {
     std::vector<sp_tensor_t> d;
     std::vector<const sp_tensor_t*> dp;
     std::vector<const void*> ptrs;
     d.reserve(op.inputs.size());
     for (size_t i = 0; i < op.inputs.size(); ++i) {
-      d.push_back(Contig(shape(i)));
-      ptrs.push_back(in[i]);
+      d.push_back(Contig(ko.shape(i)));
+      ptrs.push_back(ko.in[i]);
     }
     for (auto& x : d) dp.push_back(&x);
-    int32_t axis = static_cast<int32_t>(NormAxis(op.attrs.GetInt("axis", 1), oshape(0).size()));
-    return Check(sp_concat(static_cast<int32_t>(d.size()), dp.data(), ptrs.data(), axis, elem(op.outputs[0]), &o0, out[0]),
+    int32_t axis = static_cast<int32_t>(NormAxis(op.attrs.GetInt("axis", 1), ko.oshape(0).size()));
+    return Check(sp_concat(static_cast<int32_t>(d.size()), dp.data(), ptrs.data(), axis, ko.elem(op.outputs[0]), &ko.o0, ko.out[0]),
                  op);
   }
   if (t == "Split") {
-    int64_t rank = static_cast<int64_t>(shape(0).size());
+    int64_t rank = static_cast<int64_t>(ko.shape(0).size());
     int32_t axis = static_cast<int32_t>(NormAxis(op.attrs.GetInt("axis", 0), rank));
-    sp_tensor_t x = Contig(shape(0));
+    sp_tensor_t x = Contig(ko.shape(0));
     int64_t start = 0;
     for (size_t k = 0; k < op.outputs.size(); ++k) {
       std::vector<int32_t> starts(rank, 0);
       starts[axis] = static_cast<int32_t>(start);
-      sp_tensor_t y = Contig(oshape(k));
-      SP_RETURN_IF_ERROR(Check(sp_slice(&x, in[0], starts.data(), nullptr, elem(op.inputs[0]), &y, out[k]), op));
-      start += oshape(k)[axis];
+      sp_tensor_t y = Contig(ko.oshape(k));
+      SP_RETURN_IF_ERROR(Check(sp_slice(&x, ko.in[0], starts.data(), nullptr, ko.elem(op.inputs[0]), &y, ko.out[k]), op));
+      start += ko.oshape(k)[axis];
     }
     return Status::Ok();
   }
   if (t == "Slice") {
-    const auto& xs = shape(0);
+    const auto& xs = ko.shape(0);
     int64_t rank = static_cast<int64_t>(xs.size());
     std::vector<int32_t> starts(rank, 0), steps(rank, 1);
     auto st = op.attrs.GetInts("starts"), axes = op.attrs.GetInts("axes"), sp = op.attrs.GetInts("steps");
@@ -332,26 +319,26 @@ Status RunKernel(const ir::Graph& g, const ir::Op& op, const std::vector<const u
       steps[a] = static_cast<int32_t>(step);
     }
     sp_tensor_t x = Contig(xs);
-    return Check(sp_slice(&x, in[0], starts.data(), steps.data(), elem(op.inputs[0]), &o0, out[0]), op);
+    return Check(sp_slice(&x, ko.in[0], starts.data(), steps.data(), ko.elem(op.inputs[0]), &ko.o0, ko.out[0]), op);
   }
   if (t == "Gather") {
-    sp_tensor_t x = Contig(shape(0)), idx = Contig(shape(1));
-    int32_t axis = static_cast<int32_t>(NormAxis(op.attrs.GetInt("axis", 0), shape(0).size()));
+    sp_tensor_t x = Contig(ko.shape(0)), idx = Contig(ko.shape(1));
+    int32_t axis = static_cast<int32_t>(NormAxis(op.attrs.GetInt("axis", 0), ko.shape(0).size()));
     if (g.tensor(op.inputs[1]).dtype != ir::DataType::kInt64)
       return Unsupported("op '" + op.name + "': Gather indices must be int64");
-    return Check(sp_gather(&x, in[0], axis, &idx, reinterpret_cast<const int64_t*>(in[1]), elem(op.inputs[0]), &o0, out[0]),
+    return Check(sp_gather(&x, ko.in[0], axis, &idx, reinterpret_cast<const int64_t*>(ko.in[1]), ko.elem(op.inputs[0]), &ko.o0, ko.out[0]),
                  op);
   }
   if (t == "Transpose") {
-    sp_tensor_t x = Contig(shape(0));
+    sp_tensor_t x = Contig(ko.shape(0));
     std::vector<int64_t> perm = op.attrs.GetInts("perm");
     if (perm.empty())
-      for (int64_t i = static_cast<int64_t>(shape(0).size()) - 1; i >= 0; --i) perm.push_back(i);
+      for (int64_t i = static_cast<int64_t>(ko.shape(0).size()) - 1; i >= 0; --i) perm.push_back(i);
     auto p = I32(perm);
-    return Check(sp_transpose(&x, in[0], p.data(), elem(op.inputs[0]), &o0, out[0]), op);
+    return Check(sp_transpose(&x, ko.in[0], p.data(), ko.elem(op.inputs[0]), &ko.o0, ko.out[0]), op);
   }
   if (t == "Pad") {
-    sp_tensor_t x = Contig(shape(0));
+    sp_tensor_t x = Contig(ko.shape(0));
     auto pads = I32(op.attrs.GetInts("pads"));
     std::string mode = op.attrs.GetString("mode", "constant");
     sp_pad_mode_t m = mode == "reflect" ? SP_PAD_REFLECT : mode == "edge" ? SP_PAD_EDGE : SP_PAD_CONSTANT;
@@ -366,18 +353,18 @@ Status RunKernel(const ir::Graph& g, const ir::Op& op, const std::vector<const u
       case ir::DataType::kInt8: { int8_t i = static_cast<int8_t>(v); std::memcpy(value, &i, 1); break; }
       default: value[0] = static_cast<uint8_t>(v); break;
     }
-    return Check(sp_pad(&x, in[0], pads.data(), m, value, elem(op.inputs[0]), &o0, out[0]), op);
+    return Check(sp_pad(&x, ko.in[0], pads.data(), m, value, ko.elem(op.inputs[0]), &ko.o0, ko.out[0]), op);
   }
   if (t == "Expand") {
-    sp_tensor_t x = Contig(shape(0));
-    return Check(sp_expand(&x, in[0], elem(op.inputs[0]), &o0, out[0]), op);
+    sp_tensor_t x = Contig(ko.shape(0));
+    return Check(sp_expand(&x, ko.in[0], ko.elem(op.inputs[0]), &ko.o0, ko.out[0]), op);
   }
   if (t == "Where") {
-    sp_tensor_t c = Contig(shape(0)), x = Contig(shape(1)), y = Contig(shape(2));
-    return Check(sp_where(&c, in[0], &x, in[1], &y, in[2], elem(op.outputs[0]), &o0, out[0]), op);
+    sp_tensor_t c = Contig(ko.shape(0)), x = Contig(ko.shape(1)), y = Contig(ko.shape(2));
+    return Check(sp_where(&c, ko.in[0], &x, ko.in[1], &y, ko.in[2], ko.elem(op.outputs[0]), &ko.o0, ko.out[0]), op);
   }
   if (t == "Resize" || t == "Upsample") {
-    sp_tensor_t x = Contig(shape(0));
+    sp_tensor_t x = Contig(ko.shape(0));
     std::string mode = op.attrs.GetString("mode", "nearest");
     std::string ct = op.attrs.GetString("coordinate_transformation_mode", t == "Upsample" ? "asymmetric" : "half_pixel");
     sp_coord_mode_t coord = ct == "asymmetric"           ? SP_COORD_ASYMMETRIC
@@ -385,16 +372,72 @@ Status RunKernel(const ir::Graph& g, const ir::Op& op, const std::vector<const u
                             : ct == "pytorch_half_pixel" ? SP_COORD_PYTORCH_HALF_PIXEL
                                                          : SP_COORD_HALF_PIXEL;
     if (mode == "linear" || mode == "bilinear")
-      return Check(sp_resize_linear_f32(&x, F(in[0]), coord, &o0, F(out[0])), op);
+      return Check(sp_resize_linear_f32(&x, F(ko.in[0]), coord, &ko.o0, F(ko.out[0])), op);
     std::string nm = op.attrs.GetString("nearest_mode", t == "Upsample" ? "floor" : "round_prefer_floor");
     sp_nearest_mode_t n = nm == "floor" ? SP_NEAREST_FLOOR
                           : nm == "ceil" ? SP_NEAREST_CEIL
                           : nm == "round_prefer_ceil" ? SP_NEAREST_ROUND_PREFER_CEIL
                                                       : SP_NEAREST_ROUND_PREFER_FLOOR;
-    return Check(sp_resize_nearest(&x, in[0], coord, n, elem(op.inputs[0]), &o0, out[0]), op);
+    return Check(sp_resize_nearest(&x, ko.in[0], coord, n, ko.elem(op.inputs[0]), &ko.o0, ko.out[0]), op);
+  }
+  return InternalError("op '" + ko.op.name + "': no float32 kernel of this family for " + ko.op.type);
+}
+
+// Element-wise ops, Softmax and Cast; any other type has no kernel.
+Status RunElementwiseF32(const F32Op& ko) {
+  const ir::Graph& g = ko.g;
+  const ir::Op& op = ko.op;
+  const std::string& t = op.type;
+  struct UnaryMap {
+    const char* name;
+    sp_unary_op_t op;
+  };
+  static const UnaryMap kUnary[] = {
+      {"Relu", SP_UNARY_RELU},       {"Sigmoid", SP_UNARY_SIGMOID}, {"HardSwish", SP_UNARY_HARD_SWISH},
+      {"Tanh", SP_UNARY_TANH},       {"Erf", SP_UNARY_ERF},         {"Sqrt", SP_UNARY_SQRT},
+      {"Exp", SP_UNARY_EXP},         {"Neg", SP_UNARY_NEG},         {"Log", SP_UNARY_LOG},
+      {"Abs", SP_UNARY_ABS},         {"Reciprocal", SP_UNARY_RECIPROCAL}, {"Gelu", SP_UNARY_GELU}};
+  for (const auto& u : kUnary)
+    if (t == u.name) {
+      sp_tensor_t x = Contig(ko.shape(0));
+      return Check(sp_unary_f32(&x, F(ko.in[0]), u.op, 0, 0, &ko.o0, F(ko.out[0])), op);
+    }
+  if (t == "Clip") {
+    sp_tensor_t x = Contig(ko.shape(0));
+    float lo = static_cast<float>(op.attrs.GetFloat("min", -3.4e38)), hi = static_cast<float>(op.attrs.GetFloat("max", 3.4e38));
+    return Check(sp_clip_f32(&x, F(ko.in[0]), lo, hi, &ko.o0, F(ko.out[0])), op);
+  }
+  if (t == "HardSigmoid") {
+    sp_tensor_t x = Contig(ko.shape(0));
+    return Check(sp_hard_sigmoid_f32(&x, F(ko.in[0]), static_cast<float>(op.attrs.GetFloat("alpha", 0.2)),
+                                     static_cast<float>(op.attrs.GetFloat("beta", 0.5)), &ko.o0, F(ko.out[0])),
+                 op);
+  }
+  if (t == "LeakyRelu" || t == "Elu") {
+    sp_tensor_t x = Contig(ko.shape(0));
+    return Check(sp_unary_f32(&x, F(ko.in[0]), t == "Elu" ? SP_UNARY_ELU : SP_UNARY_LEAKY_RELU,
+                              static_cast<float>(op.attrs.GetFloat("alpha", t == "Elu" ? 1.0 : 0.01)), 0, &ko.o0, F(ko.out[0])),
+                 op);
+  }
+  struct BinaryMap {
+    const char* name;
+    sp_binary_op_t op;
+  };
+  static const BinaryMap kBinary[] = {{"Add", SP_BINARY_ADD}, {"Sub", SP_BINARY_SUB}, {"Mul", SP_BINARY_MUL},
+                                      {"Div", SP_BINARY_DIV}, {"Pow", SP_BINARY_POW}, {"Max", SP_BINARY_MAX},
+                                      {"Min", SP_BINARY_MIN}};
+  for (const auto& b : kBinary)
+    if (t == b.name) {
+      sp_tensor_t x = Contig(ko.shape(0)), y = Contig(ko.shape(1));
+      return Check(sp_binary_f32(&x, F(ko.in[0]), &y, F(ko.in[1]), b.op, &ko.o0, F(ko.out[0])), op);
+    }
+  if (t == "Softmax") {
+    sp_tensor_t x = Contig(ko.shape(0));
+    int32_t axis = static_cast<int32_t>(NormAxis(op.attrs.GetInt("axis", -1), ko.shape(0).size()));
+    return Check(sp_softmax_f32(&x, F(ko.in[0]), axis, &ko.o0, F(ko.out[0])), op);
   }
   if (t == "Cast") {
-    sp_tensor_t x = Contig(shape(0));
+    sp_tensor_t x = Contig(ko.shape(0));
     auto rt = [](ir::DataType d, sp_dtype_t* o) {
       switch (d) {
         case ir::DataType::kFloat32: *o = SP_DTYPE_F32; return true;
@@ -410,10 +453,36 @@ Status RunKernel(const ir::Graph& g, const ir::Op& op, const std::vector<const u
     sp_dtype_t from, to;
     if (!rt(g.tensor(op.inputs[0]).dtype, &from) || !rt(g.tensor(op.outputs[0]).dtype, &to))
       return Unsupported("op '" + op.name + "': Cast from or to float16 is not executed");
-    return Check(sp_cast(&x, in[0], from, &o0, out[0], to), op);
+    return Check(sp_cast(&x, ko.in[0], from, &ko.o0, ko.out[0], to), op);
   }
   return Unsupported("the executor has no kernel for op '" + op.name + "' of type " +
                      (t == "Opaque" ? "Opaque:" + op.original_type : t));
+}
+
+}  // namespace
+
+Status RunKernel(const ir::Graph& g, const ir::Op& op, const std::vector<const uint8_t*>& in,
+                 const std::vector<uint8_t*>& out, const OperandBytes& bytes) {
+  const std::string& t = op.type;
+  if (ir::IsViewOp(t)) return Status::Ok();
+  if (in.size() != op.inputs.size() || out.size() != op.outputs.size() || op.inputs.empty() || op.outputs.empty())
+    return InvalidArgument("op '" + op.name + "' (" + t + "): the executor needs one pointer per operand");
+  for (ir::TensorId id : op.inputs)
+    if (g.tensor(id).dtype == ir::DataType::kFloat16 || g.tensor(id).dtype == ir::DataType::kInt8)
+      return Unsupported("op '" + op.name + "': the executor runs float32 graphs (use --dtype float32)");
+  SP_RETURN_IF_ERROR(CheckKernelOperands(g, op, false, bytes));
+  const sp_tensor_t o0 = Contig(g.tensor(op.outputs[0]).shape);
+  const F32Op ko{g, op, in, out, o0};
+  if (t == "Conv") return RunConvF32(ko);
+  if (t == "Gemm" || t == "MatMul") return RunFullyConnectedF32(ko);
+  if (t == "BatchNormalization" || t == "LayerNormalization") return RunNormF32(ko);
+  if (t == "MaxPool" || t == "AveragePool" || t == "GlobalAveragePool" || t == "GlobalMaxPool" ||
+      t == "ReduceMean")
+    return RunPoolF32(ko);
+  if (t == "Concat" || t == "Split" || t == "Slice" || t == "Gather" || t == "Transpose" || t == "Pad" ||
+      t == "Expand" || t == "Where" || t == "Resize" || t == "Upsample")
+    return RunMoveF32(ko);
+  return RunElementwiseF32(ko);
 }
 
 Status RunDepthwiseInPlace(const ir::Graph& g, const ir::Op& op, const std::vector<const uint8_t*>& in,

@@ -73,6 +73,35 @@ Status RunDepthwiseInPlaceS8(const ir::Graph& g, const ir::Op& op, const Quantiz
                              const std::vector<const uint8_t*>& in, uint8_t* out, uint8_t* scratch,
                              int64_t scratch_bytes, const OperandBytes& bytes);
 
+// ---- Layer parameters of the segment-aware kernels (runtime/include/sramplan_rt_seg.h) ------
+//
+// The values the plain int8 call record of a 2-D NHWC Conv (group 1 or depthwise) or of a
+// Gemm / MatMul passes to its kernel (zero points, activation range, requantisation, bias), with
+// the weights repacked into the segment kernels' layouts, so a segment kernel computes the same
+// bytes as the plain path. `in` are the op's operand pointers (weights in[1], bias in[2]).
+struct SegLayerS8 {
+  bool fc = false;
+  bool depthwise = false;
+  // Conv: input h x w x c_in, output oh x ow x c_out, kernel r x s; pads top, left, bottom, right.
+  int32_t h = 0, w = 0, c_in = 0, c_out = 0, oh = 0, ow = 0, r = 1, s = 1;
+  int32_t stride_h = 1, stride_w = 1, dilation_h = 1, dilation_w = 1;
+  int32_t pad[4] = {0, 0, 0, 0};
+  // FC: [m, k] x -> [m, n].
+  int32_t m = 0, k = 0, n = 0;
+  std::vector<int8_t> weights;  // FC [N][K]; conv [C_out][R][S][C_in]; depthwise [R][S][C]
+  std::vector<int32_t> bias;    // empty: no bias
+  std::vector<sp_requant_t> rq;
+  int32_t in_zp = 0, out_zp = 0, act_min = -128, act_max = 127;
+};
+// A fused vMCU step (expansion Conv, pointwise or any kernel/stride/padding -> DepthwiseConv ->
+// Conv 1x1 [-> Add of the group input]) as sp_seg_bottleneck_s8 takes it; shared by the executor
+// and the code generator. ins[i] are the inputs of sops[i] (as for SegLayerParamsS8).
+struct SegBottleneckS8 {
+  SegLayerS8 expand, depthwise, project;
+  sp_seg_bottleneck_shape_t shape{};
+  bool residual = false;
+  sp_add_s8_params_t add{};  // in1 = the group input, in2 = the projection (valid iff residual)
+};
 // ---- int8 kernel call records ------------------------------------------------------------------
 //
 // The int8 dispatch does not call the runtime directly: BuildCallsS8 translates an op into a
@@ -104,6 +133,12 @@ enum class KernelFn {
   kTranspose,
   kPad,
   kResizeNearest,
+  // The segment-aware kernels (sramplan_rt_seg.h): one call runs a whole segment step on the
+  // circular pool (exec/lower_step.h).
+  kSegConvS8,
+  kSegDepthwiseS8,
+  kSegFullyConnectedS8,
+  kSegBottleneckS8,
 };
 
 // The C function a KernelFn names and the C type of each parameter, in order (pointer parameters
@@ -115,7 +150,8 @@ struct KernelSignature {
 const KernelSignature& Signature(KernelFn fn);
 
 // Where a pointer argument points at run time: `offset + i * step` bytes into an operand of the op
-// (input/output index as in op.inputs/op.outputs), its scratch buffer (in-place depthwise), a host
+// (input/output index as in op.inputs/op.outputs), its scratch buffer (in-place depthwise; the
+// workspace of a segment step), a host
 // staging buffer (`temp_bytes[index]`) or a constant array of the record (`consts[index]`); `i` is
 // the iteration of the enclosing CallBlock.
 struct CallRef {
@@ -126,11 +162,21 @@ struct CallRef {
   int64_t step = 0;
 };
 
+// The circular pool a segment-aware kernel addresses: the level of the step's pool operands (its
+// base is where that level's bytes are at run time: the executor's array, the firmware's arena).
+struct SegPoolArg {
+  int32_t pool_segments = 1;
+  int32_t segment_bytes = 1;
+};
+
 // One argument value: a tensor descriptor (passed by pointer), a pointer reference, NULL, an
 // integer scalar (also enums), an int32 array (passed as a pointer), a requantisation multiplier by
-// value, or Add/Mul parameter structs (passed by pointer).
+// value, Add/Mul parameter structs (passed by pointer), or the segment kernels' pool, shapes and
+// layer parameters (passed by pointer).
 using CallArg = std::variant<sp_tensor_t, CallRef, std::nullptr_t, int64_t, std::vector<int32_t>,
-                             sp_requant_t, sp_add_s8_params_t, sp_mul_s8_params_t>;
+                             sp_requant_t, sp_add_s8_params_t, sp_mul_s8_params_t, SegPoolArg,
+                             sp_seg_conv_shape_t, sp_seg_fc_shape_t, sp_seg_bottleneck_shape_t,
+                             SegLayerS8, SegBottleneckS8>;
 
 struct KernelCall {
   KernelFn fn = KernelFn::kCopy;
@@ -171,27 +217,13 @@ StatusOr<OpCalls> BuildDepthwiseInPlaceCallsS8(const ir::Graph& g, const ir::Op&
 // Runs a record on the host: `in`/`out` are the op's operands, `scratch` its scratch buffer.
 Status ExecuteCalls(const ir::Op& op, const OpCalls& calls, const std::vector<const uint8_t*>& in,
                     const std::vector<uint8_t*>& out, uint8_t* scratch);
+// Runs one call of a segment-aware kernel (KernelFn::kSeg*) on the host: `pool` is where the pool
+// level's bytes are, `workspace` the step's workspace (the call's kScratch reference). Returns the
+// kernel's status (SP_BAD_ARGUMENT: it refused the placement).
+StatusOr<sp_status_t> ExecuteSegmentCall(const KernelCall& call, uint8_t* pool, uint8_t* workspace);
 
 // ---- Layer parameters for the segment-aware kernels (runtime/include/sramplan_rt_seg.h) -------
 //
-// The values the plain int8 call record of a 2-D NHWC Conv (group 1 or depthwise) or of a
-// Gemm / MatMul passes to its kernel (zero points, activation range, requantisation, bias), with
-// the weights repacked into the segment kernels' layouts, so a segment kernel computes the same
-// bytes as the plain path. `in` are the op's operand pointers (weights in[1], bias in[2]).
-struct SegLayerS8 {
-  bool fc = false;
-  bool depthwise = false;
-  // Conv: input h x w x c_in, output oh x ow x c_out, kernel r x s; pads top, left, bottom, right.
-  int32_t h = 0, w = 0, c_in = 0, c_out = 0, oh = 0, ow = 0, r = 1, s = 1;
-  int32_t stride_h = 1, stride_w = 1, dilation_h = 1, dilation_w = 1;
-  int32_t pad[4] = {0, 0, 0, 0};
-  // FC: [m, k] x -> [m, n].
-  int32_t m = 0, k = 0, n = 0;
-  std::vector<int8_t> weights;  // FC [N][K]; conv [C_out][R][S][C_in]; depthwise [R][S][C]
-  std::vector<int32_t> bias;    // empty: no bias
-  std::vector<sp_requant_t> rq;
-  int32_t in_zp = 0, out_zp = 0, act_min = -128, act_max = 127;
-};
 // kUnsupported when the op's record is not one plain sp_conv_s8 / sp_fully_connected_s8 call on
 // dense NHWC (conv) or row-major (FC) operands.
 StatusOr<SegLayerS8> SegLayerParamsS8(const ir::Graph& g, const ir::Op& op, const QuantizedModel& q,
@@ -200,15 +232,6 @@ StatusOr<SegLayerS8> SegLayerParamsS8(const ir::Graph& g, const ir::Op& op, cons
 StatusOr<sp_add_s8_params_t> AddParamsS8(const ir::Graph& g, const ir::Op& op,
                                          const QuantizedModel& q);
 
-// A fused vMCU step (expansion Conv, pointwise or any kernel/stride/padding -> DepthwiseConv ->
-// Conv 1x1 [-> Add of the group input]) as sp_seg_bottleneck_s8 takes it; shared by the executor
-// and the code generator. ins[i] are the inputs of sops[i] (as for SegLayerParamsS8).
-struct SegBottleneckS8 {
-  SegLayerS8 expand, depthwise, project;
-  sp_seg_bottleneck_shape_t shape{};
-  bool residual = false;
-  sp_add_s8_params_t add{};  // in1 = the group input, in2 = the projection (valid iff residual)
-};
 // InvalidArgument naming `where` when the ops are not such a group.
 StatusOr<SegBottleneckS8> SegBottleneckParamsS8(const ir::Graph& g, const std::vector<const ir::Op*>& sops,
                                                 const QuantizedModel& q,
@@ -218,10 +241,10 @@ StatusOr<SegBottleneckS8> SegBottleneckParamsS8(const ir::Graph& g, const std::v
 // ---- The workspace of a segment step ------------------------------------------------------------
 //
 // One rule for the planner, the executor and the code generator (the verifier re-derives it): a
-// plan step that runs the segment-aware kernels (plan::IsSegmentStep: a fused group, or a single op
-// whose output declares a "segment-overlap") gets its workspace from the plan, a
-// '<first op>.workspace' buffer live at the step of at least the bytes the runtime's
-// sp_seg_*_workspace_bytes give for the kernel; without one the step does not run.
+// plan step that runs the segment-aware kernels (plan::IsSegmentStep: kind segment or
+// fused-bottleneck) gets its workspace from the plan, the buffer its params.workspace names, live
+// at the step, of at least the bytes the runtime's sp_seg_*_workspace_bytes give for the kernel;
+// without one the step does not run.
 
 // The workspace bytes of the single-layer segment kernel of `l` with `segment_bytes` per FC chunk.
 int64_t SegLayerWorkspaceBytes(const SegLayerS8& l, int64_t segment_bytes);

@@ -3,6 +3,7 @@
 // the executor and the code generator).
 #include "plan/plan.h"
 
+#include <cstdint>
 #include <limits>
 #include <optional>
 
@@ -29,18 +30,95 @@ std::vector<std::pair<int64_t, int64_t>> BufferPieces(const Plan& p, const Buffe
 
 bool Wraps(const Plan& p, const Buffer& b) { return BufferPieces(p, b).size() == 2; }
 
+const char* StepKindName(StepKind k) {
+  switch (k) {
+    case StepKind::kOp:
+      return "op";
+    case StepKind::kInPlaceDepthwise:
+      return "inplace-depthwise";
+    case StepKind::kSegment:
+      return "segment";
+    case StepKind::kFusedBottleneck:
+      return "fused-bottleneck";
+    case StepKind::kFusedTiled:
+      return "fused-tiled";
+    case StepKind::kModule:
+      return "module";
+  }
+  return "op";
+}
+
+bool ParseStepKind(const std::string& name, StepKind* k) {
+  for (StepKind c : {StepKind::kOp, StepKind::kInPlaceDepthwise, StepKind::kSegment,
+                     StepKind::kFusedBottleneck, StepKind::kFusedTiled, StepKind::kModule})
+    if (name == StepKindName(c)) {
+      *k = c;
+      return true;
+    }
+  return false;
+}
+
+bool IsSegmentKind(StepKind k) { return k == StepKind::kSegment || k == StepKind::kFusedBottleneck; }
+
 bool IsSegmentStep(const Plan& p, int s) {
-  if (s < 0 || s >= static_cast<int>(p.steps.size())) return false;
+  return s >= 0 && s < static_cast<int>(p.steps.size()) && IsSegmentKind(p.steps[s].kind);
+}
+
+namespace {
+
+bool HasBuffer(const Plan& p, const std::string& tensor) {
+  for (const Buffer& b : p.buffers)
+    if (b.tensor == tensor) return true;
+  return false;
+}
+
+// The version-1 rule (before steps had kinds): which steps ran the segment-aware kernels.
+StepKind Version1Kind(const Plan& p, int s) {
   const auto& sops = p.steps[s].ops;
   if (sops.size() == 3 || sops.size() == 4)
     return sops[0].type == "Conv" && sops[1].type == "DepthwiseConv" && sops[2].type == "Conv" &&
-           (sops.size() == 3 || sops[3].type == "Add");
-  if (sops.size() != 1 || sops[0].outputs.empty()) return false;
+                   (sops.size() == 3 || sops[3].type == "Add")
+               ? StepKind::kFusedBottleneck
+               : StepKind::kOp;
+  if (sops.size() != 1 || sops[0].outputs.empty()) return StepKind::kOp;
   for (const Buffer& b : p.buffers)
     if (b.tensor == sops[0].outputs[0] && b.first_step <= s && s <= b.last_step)
       for (const Overlap& o : b.overlaps)
-        if (o.reason == "segment-overlap") return true;
-  return false;
+        if (o.reason == "segment-overlap") return StepKind::kSegment;
+  return sops[0].type == "DepthwiseConv" && HasBuffer(p, sops[0].name + ".scratch")
+             ? StepKind::kInPlaceDepthwise
+             : StepKind::kOp;
+}
+
+}  // namespace
+
+void InferStepKinds(Plan* p) {
+  for (int s = 0; s < static_cast<int>(p->steps.size()); ++s) {
+    Step& st = p->steps[s];
+    if (st.kind != StepKind::kOp || !st.workspace.empty() || st.ops.empty()) continue;
+    st.kind = Version1Kind(*p, s);
+    // Step parameters travelled as op attrs: one well-formed value each (a malformed one stays an
+    // attr, for the verifier to report).
+    for (StepOp& op : st.ops) {
+      auto seg = op.attrs.find("segment_bytes");
+      if (seg != op.attrs.end() && seg->second.size() == 1 && seg->second[0] >= 1 &&
+          seg->second[0] <= std::numeric_limits<int32_t>::max()) {
+        st.segment_bytes = seg->second[0];
+        op.attrs.erase(seg);
+      }
+      auto rows = op.attrs.find("row_cache");
+      if (rows != op.attrs.end() && rows->second.size() == 1 &&
+          (rows->second[0] == 0 || rows->second[0] == 1)) {
+        st.row_cache = st.row_cache || rows->second[0] != 0;
+        op.attrs.erase(rows);
+      }
+    }
+    const std::string& first = st.ops.front().name;
+    if (HasBuffer(*p, first + ".workspace"))
+      st.workspace = first + ".workspace";
+    else if (HasBuffer(*p, first + ".scratch"))
+      st.workspace = first + ".scratch";
+  }
 }
 
 }  // namespace sramplan::plan

@@ -11,7 +11,24 @@
 
 namespace sramplan::plan {
 
-inline constexpr int kSchemaVersion = 1;
+// The plan.json version written; PlanFromJson also reads version 1 (converted by InferStepKinds).
+inline constexpr int kSchemaVersion = 2;
+
+// What a step runs (exec/lower_step turns a step into kernel calls by its kind):
+//   kOp               its ops one after another, each through its plain kernel.
+//   kInPlaceDepthwise one DepthwiseConv whose output overwrites its dying input (TinyEngine's way),
+//                     channel by channel through the step's `workspace` (a one-channel scratch).
+//   kSegment          one Conv / DepthwiseConv / Gemm / MatMul on the segment-aware kernels
+//                     (sramplan_rt_seg.h), its output declaring a "segment-overlap" with its input.
+//   kFusedBottleneck  a fused inverted bottleneck Conv, DepthwiseConv, Conv 1x1 [, Add of the group
+//                     input] on sp_seg_bottleneck_s8; its intermediates live in the workspace.
+//   kFusedTiled, kModule  reserved (Optimus fusion, module buffering): read and written, but the
+//                     verifier and the lowering refuse them as not supported yet.
+enum class StepKind { kOp, kInPlaceDepthwise, kSegment, kFusedBottleneck, kFusedTiled, kModule };
+// "op", "inplace-depthwise", "segment", "fused-bottleneck", "fused-tiled", "module".
+const char* StepKindName(StepKind k);
+// The kind a name gives; false when the name is none of StepKindName's.
+bool ParseStepKind(const std::string& name, StepKind* k);
 
 struct Level {
   std::string name;
@@ -27,14 +44,20 @@ struct StepOp {
   std::string type;  // ONNX type; "DepthwiseConv" for depthwise convolutions
   std::vector<std::string> inputs;
   std::vector<std::string> outputs;
-  // Geometry the verifier needs to check declared segment overlaps: for Conv kernel_shape, strides,
-  // pads, dilations, group; segment_bytes when the op runs on segments.
+  // Geometry the verifier needs to check shapes and declared segment overlaps: for Conv
+  // kernel_shape, strides, pads, dilations, group. Step parameters live in plan::Step.
   std::map<std::string, std::vector<int64_t>> attrs;
 };
 
 struct Step {
   int index = 0;
   std::vector<StepOp> ops;  // one op, or a fused group (later strategies)
+  StepKind kind = StepKind::kOp;
+  // The tensor name of the step's workspace / scratch buffer (a segment or fused step's workspace,
+  // an in-place depthwise step's one-channel scratch); empty: none.
+  std::string workspace{};
+  int64_t segment_bytes = 0;  // segment kinds: bytes per segment / FC output chunk (0: not set)
+  bool row_cache = false;     // kFusedBottleneck: the row-cache variant of the kernel
 };
 
 struct Tensor {
@@ -125,10 +148,19 @@ const Pool* FindPool(const Plan& p, const std::string& level);
 // level's pool (then [offset, pool) and [0, offset + bytes - pool)).
 std::vector<std::pair<int64_t, int64_t>> BufferPieces(const Plan& p, const Buffer& b);
 bool Wraps(const Plan& p, const Buffer& b);
-// Step s runs the segment-aware kernels (sramplan_rt_seg.h) on its level as a circular pool: a fused
-// inverted bottleneck (Conv, DepthwiseConv, Conv [, Add]) or a single op whose output declares a
-// "segment-overlap".
+// Step s runs the segment-aware kernels (sramplan_rt_seg.h) on its level as a circular pool: its
+// kind is kSegment or kFusedBottleneck.
 bool IsSegmentStep(const Plan& p, int s);
+bool IsSegmentKind(StepKind k);
+
+// Gives every step of a plan without kinds (schema version 1, or a planner that does not set them)
+// its kind and parameters by the version-1 conventions: a fused Conv, DepthwiseConv, Conv [, Add]
+// is kFusedBottleneck and a single op whose output buffer declares a "segment-overlap" kSegment;
+// a single DepthwiseConv with a '<op>.scratch' buffer is kInPlaceDepthwise. segment_bytes and
+// row_cache move from the ops' attrs to the step; the workspace is the '<first op>.workspace' (or
+// '<op>.scratch') buffer when the plan has one. Idempotent: a step whose kind is not kOp, or that
+// already names a workspace, is left as it is.
+void InferStepKinds(Plan* p);
 
 std::string PlanToJson(const Plan& p);
 StatusOr<Plan> PlanFromJson(const std::string& text);

@@ -44,7 +44,11 @@ std::string PlanToJson(const Plan& p) {
       }
       ops.push_back(e);
     }
-    j["steps"].push_back({{"index", s.index}, {"ops", ops}});
+    ordered params = ordered::object();
+    if (!s.workspace.empty()) params["workspace"] = s.workspace;
+    if (s.segment_bytes != 0) params["segment_bytes"] = s.segment_bytes;
+    if (s.row_cache) params["row_cache"] = true;
+    j["steps"].push_back({{"index", s.index}, {"kind", StepKindName(s.kind)}, {"params", params}, {"ops", ops}});
   }
   j["tensors"] = ordered::array();
   for (const auto& t : p.tensors) {
@@ -96,15 +100,69 @@ namespace {
 // ints; batch and schema_version are positive ints.
 constexpr int64_t kStepMax = kInt32Max;
 
+// schema_version: 1 (steps without kinds; converted by InferStepKinds) or 2.
+StatusOr<int64_t> ReadVersion(const JsonRef& j) {
+  SP_ASSIGN_OR_RETURN(int64_t version, j.Int("schema_version", 0, kInt32Max));
+  if (version != 1 && version != kSchemaVersion)
+    return j.Child("schema_version").Error("version " + std::to_string(version) +
+                                           " is not supported (this sramplan reads 1 and " +
+                                           std::to_string(kSchemaVersion) + ")");
+  return version;
+}
+
+// A version-2 step's "kind" and "params" (workspace, segment_bytes, row_cache; each optional).
+Status ReadStepKind(const JsonRef& s, Step* st) {
+  SP_ASSIGN_OR_RETURN(std::string kind, s.StringOr("kind", "op"));
+  if (!ParseStepKind(kind, &st->kind))
+    return s.Child("kind").Error("unknown step kind '" + kind +
+                                 "' (op, inplace-depthwise, segment, fused-bottleneck, fused-tiled, module)");
+  if (!s.Has("params")) return Status::Ok();
+  SP_ASSIGN_OR_RETURN(JsonRef params, s.Object("params"));
+  SP_ASSIGN_OR_RETURN(st->workspace, params.StringOr("workspace", ""));
+  SP_ASSIGN_OR_RETURN(st->segment_bytes, params.IntOr("segment_bytes", 0, 0, kMaxBytes));
+  SP_ASSIGN_OR_RETURN(st->row_cache, params.BoolOr("row_cache", false));
+  return Status::Ok();
+}
+
+// steps[]: each step's index, kind and params (version 2) and its ops.
+Status ReadSteps(const JsonRef& j, int64_t version, Plan* plan) {
+  Plan& p = *plan;
+  SP_ASSIGN_OR_RETURN(JsonRef steps, j.Array("steps"));
+  p.steps.reserve(steps.size());
+  for (size_t i = 0; i < steps.size(); ++i) {
+    const JsonRef s = steps[i];
+    SP_RETURN_IF_ERROR(s.ExpectObject());
+    Step st;
+    SP_ASSIGN_OR_RETURN(int64_t index, s.Int("index", 0, kStepMax));
+    st.index = static_cast<int>(index);
+    if (version >= 2) SP_RETURN_IF_ERROR(ReadStepKind(s, &st));
+    SP_ASSIGN_OR_RETURN(JsonRef ops, s.Array("ops"));
+    for (size_t k = 0; k < ops.size(); ++k) {
+      const JsonRef o = ops[k];
+      SP_RETURN_IF_ERROR(o.ExpectObject());
+      StepOp so;
+      SP_ASSIGN_OR_RETURN(so.name, o.String("name"));
+      SP_ASSIGN_OR_RETURN(so.type, o.String("type"));
+      SP_ASSIGN_OR_RETURN(so.inputs, o.StringList("inputs"));
+      SP_ASSIGN_OR_RETURN(so.outputs, o.StringList("outputs"));
+      if (o.Has("attrs")) {
+        SP_ASSIGN_OR_RETURN(JsonRef attrs, o.Object("attrs"));
+        for (const auto& [key, value] : attrs.Items()) {
+          SP_ASSIGN_OR_RETURN(so.attrs[key], value.AsIntList(-kMaxBytes, kMaxBytes));
+        }
+      }
+      st.ops.push_back(std::move(so));
+    }
+    p.steps.push_back(std::move(st));
+  }
+  return Status::Ok();
+}
+
 StatusOr<Plan> ReadPlan(const JsonRef& j) {
   SP_RETURN_IF_ERROR(j.ExpectObject());
   Plan p;
-  SP_ASSIGN_OR_RETURN(int64_t version, j.Int("schema_version", 0, kInt32Max));
-  if (version != kSchemaVersion)
-    return j.Child("schema_version").Error("version " + std::to_string(version) +
-                                           " is not supported (this sramplan reads " +
-                                           std::to_string(kSchemaVersion) + ")");
-  p.schema_version = static_cast<int>(version);
+  SP_ASSIGN_OR_RETURN(int64_t version, ReadVersion(j));
+  p.schema_version = kSchemaVersion;  // a version-1 plan is converted below
   SP_ASSIGN_OR_RETURN(p.model, j.String("model"));
   SP_ASSIGN_OR_RETURN(p.target, j.String("target"));
   SP_ASSIGN_OR_RETURN(p.strategy, j.String("strategy"));
@@ -127,33 +185,7 @@ StatusOr<Plan> ReadPlan(const JsonRef& j) {
     p.levels.push_back(std::move(lv));
   }
 
-  SP_ASSIGN_OR_RETURN(JsonRef steps, j.Array("steps"));
-  p.steps.reserve(steps.size());
-  for (size_t i = 0; i < steps.size(); ++i) {
-    const JsonRef s = steps[i];
-    SP_RETURN_IF_ERROR(s.ExpectObject());
-    Step st;
-    SP_ASSIGN_OR_RETURN(int64_t index, s.Int("index", 0, kStepMax));
-    st.index = static_cast<int>(index);
-    SP_ASSIGN_OR_RETURN(JsonRef ops, s.Array("ops"));
-    for (size_t k = 0; k < ops.size(); ++k) {
-      const JsonRef o = ops[k];
-      SP_RETURN_IF_ERROR(o.ExpectObject());
-      StepOp so;
-      SP_ASSIGN_OR_RETURN(so.name, o.String("name"));
-      SP_ASSIGN_OR_RETURN(so.type, o.String("type"));
-      SP_ASSIGN_OR_RETURN(so.inputs, o.StringList("inputs"));
-      SP_ASSIGN_OR_RETURN(so.outputs, o.StringList("outputs"));
-      if (o.Has("attrs")) {
-        SP_ASSIGN_OR_RETURN(JsonRef attrs, o.Object("attrs"));
-        for (const auto& [key, value] : attrs.Items()) {
-          SP_ASSIGN_OR_RETURN(so.attrs[key], value.AsIntList(-kMaxBytes, kMaxBytes));
-        }
-      }
-      st.ops.push_back(std::move(so));
-    }
-    p.steps.push_back(std::move(st));
-  }
+  SP_RETURN_IF_ERROR(ReadSteps(j, version, &p));
 
   SP_ASSIGN_OR_RETURN(JsonRef tensors, j.Array("tensors"));
   p.tensors.reserve(tensors.size());
@@ -252,6 +284,7 @@ StatusOr<Plan> ReadPlan(const JsonRef& j) {
     SP_ASSIGN_OR_RETURN(mt.energy_pj, m.NumberOr("energy_pj", 0.0, -kAny, kAny));
   }
   SP_ASSIGN_OR_RETURN(p.notes, j.StringListOr("notes"));
+  if (version == 1) InferStepKinds(&p);
   return p;
 }
 
@@ -277,11 +310,7 @@ StatusOr<std::vector<Plan>> PlansFromJson(const std::string& text, bool* multi) 
       return plans;
     }
     // Several plans (plan --strategy all --json).
-    SP_ASSIGN_OR_RETURN(int64_t version, j.Int("schema_version", 0, kInt32Max));
-    if (version != kSchemaVersion)
-      return j.Child("schema_version").Error("version " + std::to_string(version) +
-                                             " is not supported (this sramplan reads " +
-                                             std::to_string(kSchemaVersion) + ")");
+    SP_RETURN_IF_ERROR(ReadVersion(j).status());
     SP_ASSIGN_OR_RETURN(JsonRef list, j.Array("plans"));
     if (list.size() == 0) return list.Error("holds no plans");
     for (size_t i = 0; i < list.size(); ++i) {

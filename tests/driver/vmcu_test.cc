@@ -63,7 +63,7 @@ TEST(Vmcu, WholeMcunetBelowThePaperWithRowCachesWhereTheyFit) {
   int rows = 0, fused = 0;
   for (const auto& st : p.steps) {
     fused += st.ops.size() > 1;
-    for (const auto& so : st.ops) rows += so.attrs.count("row_cache");
+    rows += st.row_cache ? 1 : 0;
   }
   EXPECT_GT(rows, 0);
   EXPECT_LT(rows, fused);  // not where the larger workspace would raise the arena (the stem's step)

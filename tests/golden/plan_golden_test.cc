@@ -2,7 +2,7 @@
 // strategy, on stm32f767zi, sram:64MiB and exynos-npu, planned through driver::RunStrategy and
 // compared with the hashes in tests/golden/plan_hashes.tsv (recorded before the pass-pipeline
 // refactor). A plan is hashed in a canonical form: its JSON with the fields a newer schema added
-// taken out (kCanonicalDrop); a strategy that does not apply is recorded by its status code.
+// taken out (CanonicalDrop); a strategy that does not apply is recorded by its status code.
 //
 // Rows marked "unstable" are plans a wall-clock limit can change (the solver stopped on time, not on
 // a proof); they are planned and verified, and their hash is not compared.
@@ -88,20 +88,14 @@ void CanonicalDrop(nlohmann::json& j) {
   }
 }
 
-// The steps' segment parameters: "s<index>:<segment_bytes>:<row_cache>" for every step that runs on
-// segments, from whichever form the plan carries them in.
+// The steps' segment parameters: "s<index>:<segment_bytes>:<row_cache>" for every step that has
+// them (recorded from schema 1, where they were the ops' segment_bytes / row_cache attrs).
 std::string StepParamsDigest(const plan::Plan& p) {
   std::string out;
   for (const auto& st : p.steps) {
-    int64_t seg = 0;
-    bool row_cache = false;
-    for (const auto& so : st.ops) {
-      auto it = so.attrs.find("segment_bytes");
-      if (it != so.attrs.end() && !it->second.empty()) seg = std::max(seg, it->second[0]);
-      if (so.attrs.count("row_cache")) row_cache = true;
-    }
-    if (seg == 0 && !row_cache) continue;
-    out += "s" + std::to_string(st.index) + ":" + std::to_string(seg) + ":" + std::to_string(row_cache) + ";";
+    if (st.segment_bytes == 0 && !st.row_cache) continue;
+    out += "s" + std::to_string(st.index) + ":" + std::to_string(st.segment_bytes) + ":" +
+           std::to_string(st.row_cache) + ";";
   }
   return out;
 }

@@ -109,14 +109,102 @@ TEST(PlanJsonRead, MissingAndMistypedFieldsNameTheirPath) {
   EXPECT_EQ(ErrorOf(j), "plans: holds no plans");
 
   j = ThreePlans();
-  j["schema_version"] = 2;
-  EXPECT_EQ(ErrorOf(j), "schema_version: version 2 is not supported (this sramplan reads 1)");
+  j["schema_version"] = 3;
+  EXPECT_EQ(ErrorOf(j), "schema_version: version 3 is not supported (this sramplan reads 1 and 2)");
 
   // A single plan: paths start at the root.
   json one = json::parse(PlanToJson(MakePlan("tflm")));
   one["transfers"] = json::array(
       {json{{"step", 0}, {"kind", "load"}, {"tensor", "x"}, {"bytes", -5}, {"from", "a"}, {"to", "b"}}});
   EXPECT_EQ(ErrorOf(one), "transfers[0].bytes: must be an integer in [0, 2^50], got -5");
+}
+
+// The plan as a version-1 file wrote it: no step kinds, step parameters as op attrs (segment_bytes
+// on every op of a segment step, row_cache = [1] on the first op of a fused group).
+json AsVersion1(const Plan& p) {
+  json j = json::parse(PlanToJson(p));
+  j["schema_version"] = 1;
+  for (json& st : j["steps"]) {
+    const json params = st["params"];
+    st.erase("kind");
+    st.erase("params");
+    for (size_t k = 0; k < st["ops"].size(); ++k) {
+      json& op = st["ops"][k];
+      if (params.contains("segment_bytes")) op["attrs"]["segment_bytes"] = {params["segment_bytes"]};
+      if (params.value("row_cache", false) && k == 0) op["attrs"]["row_cache"] = {1};
+    }
+  }
+  return j;
+}
+
+TEST(PlanJsonRead, Version1PlansGetTheirStepKinds) {
+  for (const char* strategy : {"vmcu", "tinyengine", "tflm"}) {
+    Plan p = MakePlan(strategy);
+    p.steps.front().row_cache = p.steps.front().kind == StepKind::kFusedBottleneck;  // cover row_cache too
+    const json v1 = AsVersion1(p);
+    auto back = PlanFromJson(v1.dump());
+    ASSERT_TRUE(back.ok()) << strategy << ": " << back.status().message();
+    EXPECT_EQ(back->schema_version, kSchemaVersion);
+    ASSERT_EQ(back->steps.size(), p.steps.size());
+    for (size_t s = 0; s < p.steps.size(); ++s) {
+      EXPECT_EQ(back->steps[s].kind, p.steps[s].kind) << strategy << " step " << s;
+      EXPECT_EQ(back->steps[s].workspace, p.steps[s].workspace) << strategy << " step " << s;
+      EXPECT_EQ(back->steps[s].segment_bytes, p.steps[s].segment_bytes) << strategy << " step " << s;
+      EXPECT_EQ(back->steps[s].row_cache, p.steps[s].row_cache) << strategy << " step " << s;
+      for (const StepOp& op : back->steps[s].ops) {
+        EXPECT_FALSE(op.attrs.count("segment_bytes")) << op.name;
+        EXPECT_FALSE(op.attrs.count("row_cache")) << op.name;
+      }
+    }
+    EXPECT_EQ(PlanToJson(*back), PlanToJson(p)) << strategy;
+    // Converting again changes nothing.
+    Plan again = *back;
+    InferStepKinds(&again);
+    EXPECT_EQ(PlanToJson(again), PlanToJson(p)) << strategy;
+  }
+  // What the conversion found: a fused bottleneck with its workspace, and an in-place depthwise
+  // convolution with its scratch.
+  const Plan vmcu = MakePlan("vmcu");
+  EXPECT_EQ(vmcu.steps[0].kind, StepKind::kFusedBottleneck);
+  EXPECT_EQ(vmcu.steps[0].workspace, "pw.workspace");
+  bool in_place = false;
+  for (const Step& st : MakePlan("tinyengine").steps)
+    in_place = in_place || (st.kind == StepKind::kInPlaceDepthwise && st.workspace == "dw.scratch");
+  EXPECT_TRUE(in_place);
+}
+
+TEST(PlanJsonRead, Version2RoundTripKeepsKindsAndParams) {
+  Plan p = MakePlan("vmcu");
+  p.steps[0].segment_bytes = 16;
+  p.steps[0].row_cache = true;
+  const std::string text = PlanToJson(p);
+  const json j = json::parse(text);
+  EXPECT_EQ(j["schema_version"], 2);
+  EXPECT_EQ(j["steps"][0]["kind"].get<std::string>(), "fused-bottleneck");
+  EXPECT_EQ(j["steps"][0]["params"], (json{{"workspace", "pw.workspace"}, {"segment_bytes", 16}, {"row_cache", true}}));
+  auto back = PlanFromJson(text);
+  ASSERT_TRUE(back.ok()) << back.status().message();
+  EXPECT_EQ(PlanToJson(*back), text);
+  // Reserved kinds are read and written (the verifier and the lowering refuse them).
+  Plan m = p;
+  m.steps[0].kind = StepKind::kModule;
+  auto module = PlanFromJson(PlanToJson(m));
+  ASSERT_TRUE(module.ok()) << module.status().message();
+  EXPECT_EQ(module->steps[0].kind, StepKind::kModule);
+  // Unknown kinds and mistyped parameters name their path.
+  json bad = j;
+  bad["steps"][0]["kind"] = "tiled";
+  EXPECT_EQ(ErrorOf(bad), "steps[0].kind: unknown step kind 'tiled' (op, inplace-depthwise, segment, "
+                          "fused-bottleneck, fused-tiled, module)");
+  bad = j;
+  bad["steps"][0]["params"]["row_cache"] = 1;
+  EXPECT_NE(ErrorOf(bad).find("steps[0].params.row_cache"), std::string::npos) << ErrorOf(bad);
+  for (StepKind k : {StepKind::kOp, StepKind::kInPlaceDepthwise, StepKind::kSegment, StepKind::kFusedBottleneck,
+                     StepKind::kFusedTiled, StepKind::kModule}) {
+    StepKind parsed = StepKind::kOp;
+    EXPECT_TRUE(ParseStepKind(StepKindName(k), &parsed));
+    EXPECT_EQ(parsed, k);
+  }
 }
 
 TEST(PlanJsonRead, HostileTextIsAnError) {

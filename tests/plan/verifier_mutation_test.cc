@@ -227,7 +227,8 @@ class BruteForce {
     return true;
   }
   bool Geometry() {
-    for (const Step& st : p_.steps)
+    for (const Step& st : p_.steps) {
+      if (st.segment_bytes < 0 || st.segment_bytes > kIntMax) return Fail("step segment_bytes");
       for (const StepOp& op : st.ops) {
         for (const char* key : {"group", "segment_bytes"}) {
           auto v = Get(op, key, {1});
@@ -240,6 +241,7 @@ class BruteForce {
         if (!ConvMatches(op, true) && !ConvMatches(op, false))
           return Fail("geometry of '" + op.name + "'");
       }
+    }
     return true;
   }
 
@@ -339,19 +341,9 @@ class BruteForce {
     return true;
   }
 
-  // Does step s run the segment kernels? (A fused inverted bottleneck, or a single op whose output
-  // declares a segment overlap.)
+  // Does step s run the segment kernels? (Its kind says so: segment or fused-bottleneck.)
   bool SegmentStep(int64_t s) const {
-    const auto& ops = p_.steps[s].ops;
-    if (ops.size() == 3 || ops.size() == 4)
-      return ops[0].type == "Conv" && ops[1].type == "DepthwiseConv" && ops[2].type == "Conv" &&
-             (ops.size() == 3 || ops[3].type == "Add");
-    if (ops.size() != 1 || ops[0].outputs.empty()) return false;
-    for (const Buffer* b : BufsOf(Root(ops[0].outputs[0])))
-      if (Live(*b, s))
-        for (const Overlap& o : b->overlaps)
-          if (o.reason == "segment-overlap") return true;
-    return false;
+    return p_.steps[s].kind == StepKind::kSegment || p_.steps[s].kind == StepKind::kFusedBottleneck;
   }
 
   // A buffer that wraps around its pool is touched only by segment steps, as their pool operand.
@@ -439,7 +431,7 @@ class BruteForce {
     if (ops.size() == 1 && in0(ops[0]) == in.tensor && out0(ops[0]) == out.tensor &&
         (ops[0].type == "Gemm" || ops[0].type == "MatMul")) {
       const auto x = shape(in.tensor), y = shape(out.tensor);
-      const int64_t chunk = Get(ops[0], "segment_bytes", {0})[0];
+      const int64_t chunk = p_.steps[s].segment_bytes;
       if (x.size() != 2 || y.size() != 2 || x[0] != y[0] || chunk < 1) return false;
       for (int64_t m = 0; m < x[0] && !hazard; ++m)
         for (int64_t c0 = 0; c0 < y[1] && !hazard; c0 += chunk) {
@@ -1047,7 +1039,7 @@ TEST(VerifierMutation, BasePlansCoverTheFeatures) {
     for (const Transfer& t : b.plan.transfers) seen.insert(t.kind);
     for (const Step& s : b.plan.steps)
       for (const StepOp& op : s.ops) {
-        if (op.type == "Gemm" && op.attrs.count("segment_bytes")) seen.insert("fc-segments");
+        if (op.type == "Gemm" && s.kind == StepKind::kSegment && s.segment_bytes > 0) seen.insert("fc-segments");
         if (s.ops.size() > 1 && op.attrs.count("strides") &&
             op.attrs.at("strides") != std::vector<int64_t>{1, 1})
           seen.insert("strided-expansion");

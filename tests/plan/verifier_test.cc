@@ -123,6 +123,60 @@ TEST(Verifier, RejectsSegmentStepWithoutWorkspace) {
       << r.Summary();
 }
 
+// A step's kind must agree with its ops; the reserved kinds are refused as not supported yet.
+TEST(Verifier, RejectsAKindThatDoesNotMatchItsOps) {
+  Plan fused = MakePlan(testing::kBottleneckGraph, "vmcu");
+  ASSERT_EQ(fused.steps[0].kind, StepKind::kFusedBottleneck);
+  fused.steps[0].kind = StepKind::kSegment;
+  EXPECT_TRUE(HasError(VerifyPlan(fused), "steps[0] (kind 'segment') must run one Conv, DepthwiseConv, Gemm or MatMul"))
+      << VerifyPlan(fused).Summary();
+  fused.steps[0].kind = StepKind::kOp;
+  EXPECT_TRUE(HasError(VerifyPlan(fused), "its kind must be 'fused-bottleneck'")) << VerifyPlan(fused).Summary();
+
+  Plan plain = MakePlan(testing::kChainGraph, "tflm");
+  ASSERT_TRUE(VerifyPlan(plain).ok());
+  plain.steps[0].kind = StepKind::kFusedBottleneck;
+  EXPECT_TRUE(HasError(VerifyPlan(plain), "steps[0] (kind 'fused-bottleneck') must run Conv, DepthwiseConv, Conv [, Add]"))
+      << VerifyPlan(plain).Summary();
+  plain.steps[0].kind = StepKind::kOp;
+  plain.steps[0].row_cache = true;
+  EXPECT_TRUE(HasError(VerifyPlan(plain), "row_cache is set, but only a fused-bottleneck step")) << VerifyPlan(plain).Summary();
+  plain.steps[0].row_cache = false;
+  plain.steps[0].kind = StepKind::kFusedTiled;
+  EXPECT_TRUE(HasError(VerifyPlan(plain), "steps[0] (kind 'fused-tiled'): this step kind is not supported yet"))
+      << VerifyPlan(plain).Summary();
+
+  // An in-place depthwise overlap on a step that is not an in-place depthwise step.
+  Plan te = MakePlan(testing::kBottleneckGraph, "inplace");
+  ASSERT_TRUE(VerifyPlan(te).ok());
+  bool changed = false;
+  for (Step& st : te.steps)
+    if (st.kind == StepKind::kInPlaceDepthwise) {
+      st.kind = StepKind::kOp;
+      changed = true;
+    }
+  ASSERT_TRUE(changed);
+  EXPECT_TRUE(HasError(VerifyPlan(te), "an in-place depthwise convolution is a step of kind 'inplace-depthwise'"))
+      << VerifyPlan(te).Summary();
+}
+
+// Segment, fused and in-place steps name their workspace (params.workspace); it must be live on chip.
+TEST(Verifier, RejectsAStepWithoutItsWorkspace) {
+  Plan p = MakePlan(testing::kBottleneckGraph, "vmcu");
+  p.steps[0].workspace.clear();
+  VerifyResult r = VerifyPlan(p);
+  EXPECT_TRUE(HasError(r, "steps[0] (kind 'fused-bottleneck') names no workspace (params.workspace)")) << r.Summary();
+  p.steps[0].workspace = "x";  // a live buffer, but the graph input's
+  r = VerifyPlan(p);
+  EXPECT_TRUE(HasError(r, "its workspace 'x' is a tensor of kind 'input', not a scratch buffer")) << r.Summary();
+
+  Plan te = MakePlan(testing::kBottleneckGraph, "inplace");
+  for (Step& st : te.steps)
+    if (st.kind == StepKind::kInPlaceDepthwise) st.workspace = "dw.nothing";
+  r = VerifyPlan(te);
+  EXPECT_TRUE(HasError(r, "its workspace 'dw.nothing' has no on-chip buffer live at step")) << r.Summary();
+}
+
 TEST(PlanJson, RoundTripsAndStillVerifies) {
   Plan p = MakePlan(testing::kBottleneckGraph, "inplace");
   std::string text = PlanToJson(p);

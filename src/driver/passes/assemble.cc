@@ -30,6 +30,11 @@ MakeResult MakeAssemble(std::string_view arg) {
       p.buffers.push_back({g.tensor(b.tensor).name, arena, ctx.placed.offsets[req],
                            ts.placed_bytes[i], b.first_step, b.last_step, overlaps[i]});
     }
+    // TinyEngine's in-place depthwise ops run channel by channel through their scratch buffer.
+    for (const Scratch& sc : ts.scratch) {
+      p.steps[sc.step].kind = plan::StepKind::kInPlaceDepthwise;
+      p.steps[sc.step].workspace = sc.name;
+    }
     for (size_t k = 0; k < ts.scratch.size(); ++k) {
       const size_t req = ctx.requests.size() - ts.scratch.size() + k;
       p.buffers.push_back({ts.scratch[k].name,

@@ -1,5 +1,5 @@
-// assemble-segments: the plan of a vmcu layout: one step per fused group (segment_bytes on the ops
-// of a segment step, row_cache on the first op of a row-cache group), "segment-overlap" and
+// assemble-segments: the plan of a vmcu layout: one step per fused group with its kind and parameters
+// (kFusedBottleneck, kSegment, kInPlaceDepthwise; segment_bytes, row_cache), "segment-overlap" and
 // "inplace-depthwise" overlaps, each segment step's '<first op>.workspace' buffer (or an in-place
 // depthwise op's '<op>.scratch'), and the circular pool when a buffer wraps. Checks the rule the
 // executor, the code generator and the verifier apply: every step that runs the segment-aware
@@ -54,13 +54,21 @@ MakeResult MakeAssembleSegments(std::string_view arg) {
     for (int s = 0; s < n; ++s) {
       plan::Step step;
       step.index = s;
-      for (ir::OpId id : steps[s].ops) {
-        plan::StepOp so = PlanStepOp(g, g.op(id));
-        if (step_overlaps[s] && dw_scratch[s] == 0)
-          so.attrs["segment_bytes"] = {steps[s].kernel.segment_bytes};
-        if (row_cache[s] && id == steps[s].ops[0]) so.attrs["row_cache"] = {1};
-        step.ops.push_back(std::move(so));
-      }
+      for (ir::OpId id : steps[s].ops) step.ops.push_back(PlanStepOp(g, g.op(id)));
+      // The step's kind and parameters: a fused group runs the bottleneck kernel, an output over
+      // its input by a segment shift the segment kernels, a depthwise op over its input in place
+      // channel by channel through its scratch.
+      const bool segment_overlap = step_overlaps[s] && dw_scratch[s] == 0;
+      if (steps[s].ops.size() > 1)
+        step.kind = plan::StepKind::kFusedBottleneck;
+      else if (segment_overlap)
+        step.kind = plan::StepKind::kSegment;
+      else if (dw_scratch[s] > 0)
+        step.kind = plan::StepKind::kInPlaceDepthwise;
+      if (segment_overlap) step.segment_bytes = steps[s].kernel.segment_bytes;
+      step.row_cache = row_cache[s];
+      if (ws_req[s] >= 0)
+        step.workspace = g.op(steps[s].ops[0]).name + (dw_scratch[s] > 0 ? ".scratch" : ".workspace");
       p.steps.push_back(std::move(step));
     }
     if (!ctx.schedule_note.empty()) p.notes.push_back(ctx.schedule_note);
@@ -76,8 +84,7 @@ MakeResult MakeAssembleSegments(std::string_view arg) {
     }
     for (int s = 0; s < n; ++s)
       if (ws_req[s] >= 0) {
-        const std::string name =
-            g.op(steps[s].ops[0]).name + (dw_scratch[s] > 0 ? ".scratch" : ".workspace");
+        const std::string& name = p.steps[s].workspace;
         p.tensors.push_back({name,
                              requests[ws_req[s]].bytes,
                              "scratch",
