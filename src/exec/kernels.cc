@@ -1,4 +1,5 @@
 #include "exec/kernels.h"
+#include "exec/window_args.h"
 
 #include <algorithm>
 #include <cstring>
@@ -172,13 +173,10 @@ Status RunConvF32(const F32Op& ko) {
   if (t == "Conv") {
     sp_tensor_t x = Describe(g, ko.shape(0), true), y = Describe(g, ko.oshape(0), true);
     sp_tensor_t w = Describe(g, ko.shape(1), true);
-    auto strides = I32(op.attrs.GetInts("strides"));
-    auto pads = I32(op.attrs.GetInts("pads"));
-    auto dil = I32(op.attrs.GetInts("dilations"));
+    SP_ASSIGN_OR_RETURN(WindowArgs wa, ConvWindow(g, op));
     const float* bias = op.inputs.size() >= 3 ? F(ko.in[2]) : nullptr;
-    SP_RETURN_IF_ERROR(Check(sp_conv_f32(&x, F(ko.in[0]), &w, F(ko.in[1]), bias, strides.empty() ? nullptr : strides.data(),
-                                         pads.empty() ? nullptr : pads.data(), dil.empty() ? nullptr : dil.data(),
-                                         static_cast<int32_t>(op.attrs.GetInt("group", 1)), &y, F(ko.out[0])),
+    SP_RETURN_IF_ERROR(Check(sp_conv_f32(&x, F(ko.in[0]), &w, F(ko.in[1]), bias, wa.strides.data(), wa.pads.data(),
+                                         wa.dilations.data(), wa.group, &y, F(ko.out[0])),
                              op));
     std::string act = op.attrs.GetString("activation", "none");
     if (act == "relu") return Check(sp_relu_f32(&y, F(ko.out[0]), &y, F(ko.out[0])), op);
@@ -240,17 +238,12 @@ Status RunPoolF32(const F32Op& ko) {
   const std::string& t = op.type;
   if (t == "MaxPool" || t == "AveragePool") {
     sp_tensor_t x = Describe(g, ko.shape(0), true), y = Describe(g, ko.oshape(0), true);
-    auto kernel = I32(op.attrs.GetInts("kernel_shape"));
-    auto strides = I32(op.attrs.GetInts("strides"));
-    auto pads = I32(op.attrs.GetInts("pads"));
-    auto dil = I32(op.attrs.GetInts("dilations"));
+    SP_ASSIGN_OR_RETURN(WindowArgs wa, PoolWindow(g, op));
     if (t == "MaxPool")
-      return Check(sp_max_pool_f32(&x, F(ko.in[0]), kernel.data(), strides.empty() ? nullptr : strides.data(),
-                                   pads.empty() ? nullptr : pads.data(), dil.empty() ? nullptr : dil.data(), &y,
-                                   F(ko.out[0])),
+      return Check(sp_max_pool_f32(&x, F(ko.in[0]), wa.kernel.data(), wa.strides.data(), wa.pads.data(),
+                                   wa.dilations.data(), &y, F(ko.out[0])),
                    op);
-    return Check(sp_avg_pool_f32(&x, F(ko.in[0]), kernel.data(), strides.empty() ? nullptr : strides.data(),
-                                 pads.empty() ? nullptr : pads.data(),
+    return Check(sp_avg_pool_f32(&x, F(ko.in[0]), wa.kernel.data(), wa.strides.data(), wa.pads.data(),
                                  static_cast<int32_t>(op.attrs.GetInt("count_include_pad", 0)), &y, F(ko.out[0])),
                  op);
   }
@@ -505,9 +498,7 @@ Status RunDepthwiseInPlace(const ir::Graph& g, const ir::Op& op, const std::vect
   if (SpanElements(sc) * 4 > scratch_bytes)
     return Status(StatusCode::kMismatch, "op '" + op.name + "': the scratch buffer holds " + std::to_string(scratch_bytes) +
                                              " bytes but one channel needs " + std::to_string(SpanElements(sc) * 4));
-  auto strides = I32(op.attrs.GetInts("strides"));
-  auto pads = I32(op.attrs.GetInts("pads"));
-  auto dil = I32(op.attrs.GetInts("dilations"));
+  SP_ASSIGN_OR_RETURN(WindowArgs wa, ConvWindow(g, op));
   const float* bias = op.inputs.size() >= 3 ? F(in[2]) : nullptr;
   std::string act = op.attrs.GetString("activation", "none");
   sp_tensor_t xc = x, yc = y, wc = w;
@@ -517,8 +508,8 @@ Status RunDepthwiseInPlace(const ir::Graph& g, const ir::Op& op, const std::vect
   for (int32_t c = 0; c < channels; ++c) {
     const float* xp = F(in[0]) + static_cast<int64_t>(c) * x.strides[1];
     const float* wp = F(in[1]) + static_cast<int64_t>(c) * w.strides[0];
-    SP_RETURN_IF_ERROR(Check(sp_conv_f32(&xc, xp, &wc, wp, bias ? bias + c : nullptr, strides.empty() ? nullptr : strides.data(),
-                                         pads.empty() ? nullptr : pads.data(), dil.empty() ? nullptr : dil.data(), 1, &sc, s),
+    SP_RETURN_IF_ERROR(Check(sp_conv_f32(&xc, xp, &wc, wp, bias ? bias + c : nullptr, wa.strides.data(), wa.pads.data(),
+                                         wa.dilations.data(), 1, &sc, s),
                              op));
     if (act == "relu") SP_RETURN_IF_ERROR(Check(sp_relu_f32(&sc, s, &sc, s), op));
     if (act == "relu6") SP_RETURN_IF_ERROR(Check(sp_clip_f32(&sc, s, 0.0f, 6.0f, &sc, s), op));

@@ -7,6 +7,7 @@
 #include <set>
 
 #include "exec/kernels_s8_internal.h"
+#include "exec/window_args.h"
 
 namespace sramplan::exec {
 
@@ -120,14 +121,14 @@ StatusOr<OpCalls> BuildConv(const ir::Graph& g, const ir::Op& op, const Quantize
   std::vector<sp_requant_t> rq(K);
   sp_host_conv_requant(qi.scale, wq.scale.data(), K, qo.scale, rq.data());
   ConvArgs a;
-  a.groups = static_cast<int32_t>(op.attrs.GetInt("group", 1));
+  SP_ASSIGN_OR_RETURN(WindowArgs wa, ConvWindow(g, op));
+  a.groups = wa.group;
   a.in_zp = qi.zp;
   a.out_zp = qo.zp;
   sp_host_act_range_s8(ActivationKind(op), qo.scale, qo.zp, &a.act_min, &a.act_max);
   if (op.inputs.size() >= 3) a.bias = In(2);
   a.rq = ConstRef(AddRequants(&c, rq));
-  std::vector<int32_t> st = I32(op.attrs.GetInts("strides")), pd = I32(op.attrs.GetInts("pads")),
-                       dl = I32(op.attrs.GetInts("dilations"));
+  std::vector<int32_t> st = wa.strides, pd = wa.pads, dl = wa.dilations;
   st.resize(nsp, 1);
   dl.resize(nsp, 1);
   if (pd.empty()) pd.assign(2 * nsp, 0);
@@ -294,8 +295,8 @@ StatusOr<OpCalls> BuildDepthwiseInPlaceCallsS8(const ir::Graph& g, const ir::Op&
     return InternalError("op '" + op.name + "': weight scales do not match the output channels");
   std::vector<sp_requant_t> rq(y.dims[1]);
   sp_host_conv_requant(qi.scale, wq.scale.data(), y.dims[1], qo.scale, rq.data());
-  std::vector<int32_t> st = I32(op.attrs.GetInts("strides")), pd = I32(op.attrs.GetInts("pads")),
-                       dl = I32(op.attrs.GetInts("dilations"));
+  SP_ASSIGN_OR_RETURN(WindowArgs wa, ConvWindow(g, op));
+  std::vector<int32_t> st = wa.strides, pd = wa.pads, dl = wa.dilations;
   st.resize(2, 1);
   dl.resize(2, 1);
   pd.resize(4, 0);

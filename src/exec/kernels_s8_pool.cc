@@ -6,6 +6,7 @@
 #include <set>
 
 #include "exec/kernels_s8_internal.h"
+#include "exec/window_args.h"
 
 namespace sramplan::exec {
 
@@ -84,9 +85,9 @@ StatusOr<OpCalls> BuildPool(const ir::Graph& g, const ir::Op& op) {
   if (nsp < 1 || nsp > 3)
     return Unsupported("op '" + op.name + "': int8 pooling supports 1-D, 2-D and 3-D windows");
   sp_tensor_t x = Describe(g, xs, true), y = Describe(g, g.tensor(op.outputs[0]).shape, true);
-  std::vector<int32_t> k = I32(op.attrs.GetInts("kernel_shape")),
-                       st = I32(op.attrs.GetInts("strides")), pd = I32(op.attrs.GetInts("pads"));
-  for (int64_t d : op.attrs.GetInts("dilations"))
+  SP_ASSIGN_OR_RETURN(WindowArgs wa, PoolWindow(g, op));
+  std::vector<int32_t> k = wa.kernel, st = wa.strides, pd = wa.pads;
+  for (int32_t d : wa.dilations)
     if (d != 1)
       return Unsupported("op '" + op.name + "': int8 pooling with dilations is not implemented");
   if (static_cast<int>(k.size()) != nsp)
