@@ -299,18 +299,8 @@ Status RunMoveF32(const F32Op& ko) {
   }
   if (t == "Slice") {
     const auto& xs = ko.shape(0);
-    int64_t rank = static_cast<int64_t>(xs.size());
-    std::vector<int32_t> starts(rank, 0), steps(rank, 1);
-    auto st = op.attrs.GetInts("starts"), axes = op.attrs.GetInts("axes"), sp = op.attrs.GetInts("steps");
-    for (size_t k = 0; k < st.size(); ++k) {
-      int64_t a = k < axes.size() ? NormAxis(axes[k], rank) : static_cast<int64_t>(k);
-      int64_t step = k < sp.size() ? sp[k] : 1;
-      int64_t s = st[k];
-      if (s < 0) s += xs[a];
-      s = step > 0 ? std::clamp<int64_t>(s, 0, xs[a]) : std::clamp<int64_t>(s, 0, xs[a] - 1);
-      starts[a] = static_cast<int32_t>(s);
-      steps[a] = static_cast<int32_t>(step);
-    }
+    std::vector<int32_t> starts, steps;
+    SliceStartsSteps(op, xs, &starts, &steps);
     sp_tensor_t x = Contig(xs);
     return Check(sp_slice(&x, ko.in[0], starts.data(), steps.data(), ko.elem(op.inputs[0]), &ko.o0, ko.out[0]), op);
   }
@@ -517,6 +507,23 @@ Status RunDepthwiseInPlace(const ir::Graph& g, const ir::Op& op, const std::vect
     SP_RETURN_IF_ERROR(Check(sp_copy(&sc, s, 4, &yc, yp), op));
   }
   return Status::Ok();
+}
+
+void SliceStartsSteps(const ir::Op& op, const std::vector<int64_t>& xs, std::vector<int32_t>* starts,
+                      std::vector<int32_t>* steps) {
+  const int64_t rank = static_cast<int64_t>(xs.size());
+  starts->assign(rank, 0);
+  steps->assign(rank, 1);
+  auto st = op.attrs.GetInts("starts"), axes = op.attrs.GetInts("axes"), sp = op.attrs.GetInts("steps");
+  for (size_t k = 0; k < st.size(); ++k) {
+    int64_t a = k < axes.size() ? NormAxis(axes[k], rank) : static_cast<int64_t>(k);
+    int64_t step = k < sp.size() ? sp[k] : 1;
+    int64_t s = st[k];
+    if (s < 0) s += xs[a];
+    s = step > 0 ? std::clamp<int64_t>(s, 0, xs[a]) : std::clamp<int64_t>(s, 0, xs[a] - 1);
+    (*starts)[a] = static_cast<int32_t>(s);
+    (*steps)[a] = static_cast<int32_t>(step);
+  }
 }
 
 }  // namespace sramplan::exec

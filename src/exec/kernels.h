@@ -256,4 +256,9 @@ StatusOr<const plan::Buffer*> SegmentStepWorkspace(const plan::Plan& p, int s, i
 // step's workspace and has no buffer).
 bool IsFusedIntermediate(const ir::Graph& g, const std::vector<const ir::Op*>& step_ops, ir::TensorId id);
 
+// Slice's per-axis start and step for an input of extents `xs` (static starts / axes / steps attrs,
+// ONNX clamping), as the float32 and int8 slice kernels take them.
+void SliceStartsSteps(const ir::Op& op, const std::vector<int64_t>& xs, std::vector<int32_t>* starts,
+                      std::vector<int32_t>* steps);
+
 }  // namespace sramplan::exec

@@ -249,19 +249,8 @@ StatusOr<OpCalls> BuildSplitS8(const S8Op& o) {
 StatusOr<OpCalls> BuildSliceS8(const S8Op& o) {
   const ir::Op& op = o.op;
   const auto& xs = o.shape(0);
-  int64_t rank = static_cast<int64_t>(xs.size());
-  std::vector<int32_t> starts(rank, 0), steps(rank, 1);
-  auto st = op.attrs.GetInts("starts"), axes = op.attrs.GetInts("axes"),
-       sp = op.attrs.GetInts("steps");
-  for (size_t k = 0; k < st.size(); ++k) {
-    int64_t a = k < axes.size() ? NormAxis(axes[k], rank) : static_cast<int64_t>(k);
-    int64_t step = k < sp.size() ? sp[k] : 1;
-    int64_t s = st[k];
-    if (s < 0) s += xs[a];
-    s = step > 0 ? std::clamp<int64_t>(s, 0, xs[a]) : std::clamp<int64_t>(s, 0, xs[a] - 1);
-    starts[a] = static_cast<int32_t>(s);
-    steps[a] = static_cast<int32_t>(step);
-  }
+  std::vector<int32_t> starts, steps;
+  SliceStartsSteps(op, xs, &starts, &steps);
   sp_tensor_t x = Contig(xs);
   return Single(
       Call(KernelFn::kSlice, {x, In(0), CallArg(std::move(starts)), CallArg(std::move(steps)),

@@ -125,24 +125,27 @@ StatusOr<OpCalls> BuildPool(const ir::Graph& g, const ir::Op& op) {
 
 }  // namespace
 
+// The quantisation of a pooling op's input and output.
+Status InOutParams(const S8Op& o, QP* qi, QP* qo) {
+  SP_RETURN_IF_ERROR(o.params(o.op.inputs[0], qi));
+  return o.params(o.op.outputs[0], qo);
+}
+
 StatusOr<OpCalls> BuildPoolOpS8(const S8Op& o) {
-  const ir::Graph& g = o.g;
   const ir::Op& op = o.op;
   QP qi, qo;
-  SP_RETURN_IF_ERROR(o.params(op.inputs[0], &qi));
-  SP_RETURN_IF_ERROR(o.params(op.outputs[0], &qo));
+  SP_RETURN_IF_ERROR(InOutParams(o, &qi, &qo));
   if (!(qi == qo))
     return InternalError("op '" + op.name +
                          "': int8 pooling needs equal input and output parameters");
-  return BuildPool(g, op);
+  return BuildPool(o.g, op);
 }
 
 StatusOr<OpCalls> BuildGlobalAvgPoolS8(const S8Op& o) {
   const ir::Graph& g = o.g;
   const ir::Op& op = o.op;
   QP qi, qo;
-  SP_RETURN_IF_ERROR(o.params(op.inputs[0], &qi));
-  SP_RETURN_IF_ERROR(o.params(op.outputs[0], &qo));
+  SP_RETURN_IF_ERROR(InOutParams(o, &qi, &qo));
   sp_tensor_t x, y;
   if (!MergeSpatial(Describe(g, o.shape(0), true), &x) ||
       !MergeSpatial(Describe(g, o.oshape(0), true), &y))

@@ -117,20 +117,9 @@ bool SingleOpKernel(const ir::Graph& g, const ir::Op& op, int64_t seg, StepInfo*
       si->workspace =
           ConvWorkspace(x, y, k, st, pads, false);  // one pixel (input or output) buffered
     } else if (group == 1 || (group == x[3] && y[3] == x[3])) {
-      segment::Conv2DParams cp;
-      cp.h = x[1];
-      cp.w = x[2];
-      cp.c_in = x[3];
-      cp.c_out = y[3];
-      cp.r = k[0];
-      cp.s = k[1];
-      cp.stride_h = st[0];
-      cp.stride_w = st[1];
-      cp.pad_top = pads[0];
-      cp.pad_left = pads[1];
-      cp.pad_bottom = pads[2];
-      cp.pad_right = pads[3];
-      cp.segment_bytes = seg;
+      const segment::Conv2DParams cp{.h = x[1], .w = x[2], .c_in = x[3], .c_out = y[3], .r = k[0], .s = k[1],
+                                     .stride_h = st[0], .stride_w = st[1], .pad_top = pads[0], .pad_left = pads[1],
+                                     .pad_bottom = pads[2], .pad_right = pads[3], .segment_bytes = seg};
       kern = group == 1
                  ? segment::Conv2DKernel(cp)
                  : segment::DepthwiseConvKernel(x[1], x[2], x[3], k[0], k[1], st[0], pads[0], seg);

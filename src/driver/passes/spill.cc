@@ -40,17 +40,9 @@ MakeResult MakeSpill(std::string_view arg) {
                       if (!st.ok())
                         return InternalError("strategy '" + ctx.spec.name +
                                              "' returned an invalid solution: " + st.message());
-                      if (ctx.options.report) {
-                        SolverReport& r = *ctx.options.report;
-                        r.method = sol.method;
-                        r.proved_optimal = sol.proved_optimal;
-                        r.lower_bound_bytes = sol.lower_bound_bytes;
-                        r.seconds = sol.seconds;
-                        r.detail = sol.detail;
-                        r.budget_bytes = b.budget;
-                        r.m_min = b.m_min;
-                        r.m_mpmf = b.m_mpmf;
-                      }
+                      if (ctx.options.report)
+                        *ctx.options.report = SolverReport{sol.method, sol.proved_optimal, sol.lower_bound_bytes,
+                                                           sol.seconds, sol.detail, b.budget, b.m_min, b.m_mpmf};
                       // The plan runs the solution's order; the joint ILP chose it itself.
                       ctx.order.clear();
                       for (int o : sol.order) ctx.order.push_back(ir::OpId(o));
