@@ -54,6 +54,38 @@ std::optional<Shape> BroadcastShapes(const Shape& a, const Shape& b) {
   return out;
 }
 
+// ONNX Slice with static starts/ends/axes/steps: indices clamp to the dimension (negative ones count
+// from its end); the output holds ceil((end - start) / step) elements per sliced axis.
+StatusOr<Shapes> StaticSliceShape(const Graph& g, const Op& op) {
+  Shape out = g.tensor(op.inputs[0]).shape;
+  const int64_t r = static_cast<int64_t>(out.size());
+  const auto starts = op.attrs.GetInts("starts"), ends = op.attrs.GetInts("ends");
+  std::vector<int64_t> axes = op.attrs.GetInts("axes"), steps = op.attrs.GetInts("steps");
+  if (axes.empty())
+    for (size_t k = 0; k < starts.size(); ++k) axes.push_back(static_cast<int64_t>(k));
+  if (steps.empty()) steps.assign(starts.size(), 1);
+  if (ends.size() != starts.size() || axes.size() != starts.size() || steps.size() != starts.size())
+    return Bad(op, "starts, ends, axes and steps must have the same length");
+  std::vector<bool> seen(static_cast<size_t>(r), false);
+  for (size_t k = 0; k < starts.size(); ++k) {
+    int64_t axis = axes[k];
+    if (axis < -r || axis >= r) return Bad(op, "axis " + std::to_string(axis) + " out of range for rank " + std::to_string(r));
+    if (axis < 0) axis += r;
+    if (seen[axis]) return Bad(op, "axis " + std::to_string(axis) + " is sliced twice");
+    seen[axis] = true;
+    const int64_t dim = out[axis], step = steps[k];
+    if (step == 0 || step == std::numeric_limits<int64_t>::min()) return Bad(op, "a step of " + std::to_string(step));
+    // Negative indices count from the end (below -dim: before the start); then clamp.
+    auto norm = [dim](int64_t v) { return v >= 0 ? v : (v < -dim ? -1 : v + dim); };
+    const int64_t b = std::clamp<int64_t>(norm(starts[k]), 0, step > 0 ? dim : dim - 1);
+    const int64_t e = std::clamp<int64_t>(norm(ends[k]), step > 0 ? 0 : -1, step > 0 ? dim : dim - 1);
+    const int64_t n = step > 0 ? (e > b ? (e - b - 1) / step + 1 : 0) : (b > e ? (b - e - 1) / -step + 1 : 0);
+    if (n < 1) return Bad(op, "slices an empty range of axis " + std::to_string(axis));
+    out[axis] = n;
+  }
+  return Shapes{out};
+}
+
 StatusOr<Shapes> InferOutputShapes(const Graph& g, const Op& op) {
   const std::string& t = op.type;
   auto in = [&](size_t i) -> const Shape& { return g.tensor(op.inputs[i]).shape; };
@@ -103,37 +135,8 @@ StatusOr<Shapes> InferOutputShapes(const Graph& g, const Op& op) {
     if (!b) return Bad(op, "shapes " + S(in(0)) + " and " + S(in(1)) + " do not broadcast");
     return Shapes{*b};
   }
-  if (t == "Slice" && op.inputs.size() == 1 && op.attrs.Has("starts") && op.attrs.Has("ends")) {
-    // ONNX Slice with static starts/ends/axes/steps: indices clamp to the dimension (negative ones
-    // count from its end); the output holds ceil((end - start) / step) elements per sliced axis.
-    Shape out = in(0);
-    const int64_t r = static_cast<int64_t>(out.size());
-    const auto starts = op.attrs.GetInts("starts"), ends = op.attrs.GetInts("ends");
-    std::vector<int64_t> axes = op.attrs.GetInts("axes"), steps = op.attrs.GetInts("steps");
-    if (axes.empty())
-      for (size_t k = 0; k < starts.size(); ++k) axes.push_back(static_cast<int64_t>(k));
-    if (steps.empty()) steps.assign(starts.size(), 1);
-    if (ends.size() != starts.size() || axes.size() != starts.size() || steps.size() != starts.size())
-      return Bad(op, "starts, ends, axes and steps must have the same length");
-    std::vector<bool> seen(static_cast<size_t>(r), false);
-    for (size_t k = 0; k < starts.size(); ++k) {
-      int64_t axis = axes[k];
-      if (axis < -r || axis >= r) return Bad(op, "axis " + std::to_string(axis) + " out of range for rank " + std::to_string(r));
-      if (axis < 0) axis += r;
-      if (seen[axis]) return Bad(op, "axis " + std::to_string(axis) + " is sliced twice");
-      seen[axis] = true;
-      const int64_t dim = out[axis], step = steps[k];
-      if (step == 0 || step == std::numeric_limits<int64_t>::min()) return Bad(op, "a step of " + std::to_string(step));
-      // Negative indices count from the end (below -dim: before the start); then clamp.
-      auto norm = [dim](int64_t v) { return v >= 0 ? v : (v < -dim ? -1 : v + dim); };
-      const int64_t b = std::clamp<int64_t>(norm(starts[k]), 0, step > 0 ? dim : dim - 1);
-      const int64_t e = std::clamp<int64_t>(norm(ends[k]), step > 0 ? 0 : -1, step > 0 ? dim : dim - 1);
-      const int64_t n = step > 0 ? (e > b ? (e - b - 1) / step + 1 : 0) : (b > e ? (b - e - 1) / -step + 1 : 0);
-      if (n < 1) return Bad(op, "slices an empty range of axis " + std::to_string(axis));
-      out[axis] = n;
-    }
-    return Shapes{out};
-  }
+  if (t == "Slice" && op.inputs.size() == 1 && op.attrs.Has("starts") && op.attrs.Has("ends"))
+    return StaticSliceShape(g, op);
   if (t == "Concat") {
     SP_RETURN_IF_ERROR(need(1));
     Shape out = in(0);
