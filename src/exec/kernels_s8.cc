@@ -19,7 +19,6 @@
 #include <cmath>
 #include <cstring>
 #include <map>
-#include <set>
 
 #include "exec/kernels_s8_internal.h"
 
@@ -79,19 +78,12 @@ const KernelSignature& Signature(KernelFn fn) {
   return it->second;
 }
 
-StatusOr<OpCalls> BuildCallsS8(const ir::Graph& g, const ir::Op& op, const QuantizedModel& q) {
-  const std::string& t = op.type;
-  if (ir::IsViewOp(t)) return OpCalls{};
-  SP_RETURN_IF_ERROR(Matches(g, q));
-  const std::vector<int8_t>& table = q.tables.at(op.id.value());
-  if (op.outputs.empty() || op.inputs.empty())
-    return InvalidArgument("op '" + op.name + "' has no inputs or outputs");
-  const S8Op o{g, op, q, table, Contig(g.tensor(op.outputs[0]).shape)};
-  if (t == "Conv") return BuildConv(g, op, q);
-  if (t == "Gemm" || t == "MatMul") return BuildFullyConnected(g, op, q);
-  if (t == "Relu" || t == "Clip" || IsLutOp(t)) return BuildActivationS8(o);
-  using Builder = StatusOr<OpCalls> (*)(const S8Op&);
-  static const std::map<std::string, Builder> kBuilders = {
+// The int8 builders of the ops that take an S8Op, by op type (BuildCallsS8 dispatches through it;
+// CheckInt8Support lists it with Conv, Gemm / MatMul and the activations as the supported ops).
+namespace {
+
+const std::map<std::string, S8Builder*>& S8Builders() {
+  static const std::map<std::string, S8Builder*> kBuilders = {
       {"BatchNormalization", BuildBatchNormS8},
       {"Add", BuildBinaryS8},
       {"Sub", BuildBinaryS8},
@@ -111,11 +103,27 @@ StatusOr<OpCalls> BuildCallsS8(const ir::Graph& g, const ir::Op& op, const Quant
       {"Gather", BuildGatherS8},
       {"Expand", BuildExpandS8},
   };
+  return kBuilders;
+}
+
+}  // namespace
+
+StatusOr<OpCalls> BuildCallsS8(const ir::Graph& g, const ir::Op& op, const QuantizedModel& q) {
+  const std::string& t = op.type;
+  if (ir::IsViewOp(t)) return OpCalls{};
+  SP_RETURN_IF_ERROR(Matches(g, q));
+  const std::vector<int8_t>& table = q.tables.at(op.id.value());
+  if (op.outputs.empty() || op.inputs.empty())
+    return InvalidArgument("op '" + op.name + "' has no inputs or outputs");
+  const S8Op o{g, op, q, table, Contig(g.tensor(op.outputs[0]).shape)};
+  if (t == "Conv") return BuildConv(g, op, q);
+  if (t == "Gemm" || t == "MatMul") return BuildFullyConnected(g, op, q);
+  if (t == "Relu" || t == "Clip" || IsLutOp(t)) return BuildActivationS8(o);
   // Data movement: the output shares the input's parameters (quantize.h), so bytes move unchanged.
   if (t == "Resize" || t == "Upsample" || t == "Pad" || t == "Transpose" || t == "Slice" || t == "Split" || t == "Gather" || t == "Expand")
     SP_RETURN_IF_ERROR(CheckMoveParamsS8(o));
-  auto it = kBuilders.find(t);
-  if (it != kBuilders.end()) return it->second(o);
+  auto it = S8Builders().find(t);
+  if (it != S8Builders().end()) return it->second(o);
   return Unsupported("int8 execution has no kernel for op '" + op.name + "' of type " +
                      (t == "Opaque" ? "Opaque:" + op.original_type : t) +
                      " (verify this model with --dtype float32)");
@@ -133,27 +141,6 @@ Status RunKernelS8(const ir::Graph& g, const ir::Op& op, const QuantizedModel& q
 }
 
 Status CheckInt8Support(const ir::Graph& g) {
-  static const std::set<std::string> kOps = {"Conv",
-                                             "Relu",
-                                             "Clip",
-                                             "BatchNormalization",
-                                             "Add",
-                                             "Sub",
-                                             "Mul",
-                                             "Softmax",
-                                             "MaxPool",
-                                             "AveragePool",
-                                             "GlobalAveragePool",
-                                             "ReduceMean",
-                                             "Concat",
-                                             "Resize",
-                                             "Upsample",
-                                             "Pad",
-                                             "Transpose",
-                                             "Split",
-                                             "Slice",
-                                             "Gather",
-                                             "Expand"};
   std::map<std::string, std::pair<int, std::string>> missing;  // what -> (count, first op)
   for (const ir::Op& op : g.ops()) {
     std::string what;
@@ -168,7 +155,7 @@ Status CheckInt8Support(const ir::Graph& g) {
     } else if (op.type == "Conv") {
       if (op.inputs.size() < 2 || g.tensor(op.inputs[1]).kind != ir::TensorKind::kConstant)
         what = "Conv with non-constant weights";
-    } else if (!kOps.count(op.type)) {
+    } else if (op.type != "Relu" && op.type != "Clip" && !S8Builders().count(op.type)) {
       what = op.type == "Opaque" ? "Opaque:" + op.original_type : op.type;
     }
     if (what.empty()) continue;

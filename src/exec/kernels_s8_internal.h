@@ -175,26 +175,17 @@ struct S8Op {
 // kernels_s8_conv.cc
 StatusOr<OpCalls> BuildConv(const ir::Graph& g, const ir::Op& op, const QuantizedModel& q);
 StatusOr<OpCalls> BuildFullyConnected(const ir::Graph& g, const ir::Op& op, const QuantizedModel& q);
+// The builders of the ops that take an S8Op all have this type (BuildCallsS8 dispatches on it).
+using S8Builder = StatusOr<OpCalls>(const S8Op& o);
 // kernels_s8_elementwise.cc: Relu, Clip and the lookup-table ops; BatchNormalization; Add, Sub,
 // Mul; Softmax.
-StatusOr<OpCalls> BuildActivationS8(const S8Op& o);
-StatusOr<OpCalls> BuildBatchNormS8(const S8Op& o);
-StatusOr<OpCalls> BuildBinaryS8(const S8Op& o);
-StatusOr<OpCalls> BuildSoftmaxS8(const S8Op& o);
+S8Builder BuildActivationS8, BuildBatchNormS8, BuildBinaryS8, BuildSoftmaxS8;
 // kernels_s8_pool.cc: MaxPool / AveragePool, GlobalAveragePool, ReduceMean.
-StatusOr<OpCalls> BuildPoolOpS8(const S8Op& o);
-StatusOr<OpCalls> BuildGlobalAvgPoolS8(const S8Op& o);
-StatusOr<OpCalls> BuildReduceMeanS8(const S8Op& o);
+S8Builder BuildPoolOpS8, BuildGlobalAvgPoolS8, BuildReduceMeanS8;
 // kernels_s8_move.cc: Concat and the data-movement ops (whose output shares the input's
 // parameters: CheckMoveParamsS8).
-StatusOr<OpCalls> BuildConcatS8(const S8Op& o);
+S8Builder BuildConcatS8, BuildResizeS8, BuildPadS8, BuildTransposeS8, BuildSplitS8, BuildSliceS8,
+    BuildGatherS8, BuildExpandS8;
 Status CheckMoveParamsS8(const S8Op& o);
-StatusOr<OpCalls> BuildResizeS8(const S8Op& o);
-StatusOr<OpCalls> BuildPadS8(const S8Op& o);
-StatusOr<OpCalls> BuildTransposeS8(const S8Op& o);
-StatusOr<OpCalls> BuildSplitS8(const S8Op& o);
-StatusOr<OpCalls> BuildSliceS8(const S8Op& o);
-StatusOr<OpCalls> BuildGatherS8(const S8Op& o);
-StatusOr<OpCalls> BuildExpandS8(const S8Op& o);
 
 }  // namespace sramplan::exec

@@ -184,6 +184,28 @@ StatusOr<sp_add_s8_params_t> AddParamsS8(const ir::Graph& g, const ir::Op& op,
   return std::get<sp_add_s8_params_t>(v[4]);
 }
 
+namespace {
+
+// The fields of a bottleneck shape that hold one layer's window: kernel, stride and padding.
+struct WindowFields {
+  int32_t &r, &s, &stride_h, &stride_w, &pad_top, &pad_left, &pad_bottom, &pad_right;
+};
+
+// Copies layer l's window into the fields f (the depthwise's and the expansion's use the same
+// code).
+void SetWindow(const SegLayerS8& l, WindowFields f) {
+  f.r = l.r;
+  f.s = l.s;
+  f.stride_h = l.stride_h;
+  f.stride_w = l.stride_w;
+  f.pad_top = l.pad[0];
+  f.pad_left = l.pad[1];
+  f.pad_bottom = l.pad[2];
+  f.pad_right = l.pad[3];
+}
+
+}  // namespace
+
 StatusOr<SegBottleneckS8> SegBottleneckParamsS8(const ir::Graph& g, const std::vector<const ir::Op*>& sops,
                                                 const QuantizedModel& q,
                                                 const std::vector<std::vector<const uint8_t*>>& ins,
@@ -213,24 +235,12 @@ StatusOr<SegBottleneckS8> SegBottleneckParamsS8(const ir::Graph& g, const std::v
   bs.c_in = e.c_in;
   bs.c_mid = e.c_out;
   bs.c_out = j.c_out;
-  bs.r = d.r;
-  bs.s = d.s;
-  bs.stride_h = d.stride_h;
-  bs.stride_w = d.stride_w;
-  bs.pad_top = d.pad[0];
-  bs.pad_left = d.pad[1];
-  bs.pad_bottom = d.pad[2];
-  bs.pad_right = d.pad[3];
+  SetWindow(d, {bs.r, bs.s, bs.stride_h, bs.stride_w, bs.pad_top, bs.pad_left, bs.pad_bottom,
+                bs.pad_right});
   bs.has_expand = 1;
   bs.has_residual = residual ? 1 : 0;
-  bs.e_r = e.r;
-  bs.e_s = e.s;
-  bs.e_stride_h = e.stride_h;
-  bs.e_stride_w = e.stride_w;
-  bs.e_pad_top = e.pad[0];
-  bs.e_pad_left = e.pad[1];
-  bs.e_pad_bottom = e.pad[2];
-  bs.e_pad_right = e.pad[3];
+  SetWindow(e, {bs.e_r, bs.e_s, bs.e_stride_h, bs.e_stride_w, bs.e_pad_top, bs.e_pad_left,
+                bs.e_pad_bottom, bs.e_pad_right});
   if (residual) {
     const ir::Op& a = *sops[3];
     const ir::Op& first = *sops[0];

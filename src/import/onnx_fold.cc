@@ -2,6 +2,7 @@
 // computations, data movement) whose inputs are all known. Part of the ONNX importer (see
 // onnx_internal.h).
 #include <cmath>
+#include <optional>
 #include <set>
 
 #include "import/onnx_internal.h"
@@ -28,6 +29,36 @@ Dims StridesOf(const Dims& d) {
   return s;
 }
 
+// Calls f(k, coord) for the first n elements k of a tensor of dims d in row-major order, coord
+// being k's coordinates.
+template <typename F>
+void ForEachCoord(const Dims& d, int64_t n, F f) {
+  Dims coord(d.size(), 0);
+  for (int64_t k = 0; k < n; ++k) {
+    f(k, static_cast<const Dims&>(coord));
+    for (int64_t a = static_cast<int64_t>(d.size()) - 1; a >= 0; --a) {
+      if (++coord[a] < d[a]) break;
+      coord[a] = 0;
+    }
+  }
+}
+
+// out = n elements of x rearranged into dims od: element k, at coordinates coord, is x's element
+// at the flat index src(coord).
+template <typename Src>
+void GatherElements(const Value& x, const Dims& od, int64_t n, Value* out, Src src) {
+  out->type = x.type;
+  out->dims = od;
+  out->Resize(n);
+  ForEachCoord(od, n, [&](int64_t k, const Dims& coord) {
+    const int64_t from = src(coord);
+    if (x.is_float())
+      out->f[k] = x.f[from];
+    else
+      out->i[k] = x.i[from];
+  });
+}
+
 // For every element of `out` (row-major), the flat index of the element of `in` it reads under
 // numpy broadcasting (in is right-aligned against out).
 std::vector<int64_t> BroadcastIndex(const Dims& out, const Dims& in) {
@@ -35,19 +66,14 @@ std::vector<int64_t> BroadcastIndex(const Dims& out, const Dims& in) {
   std::vector<int64_t> idx(n, 0);
   size_t r = out.size(), ri = in.size();
   Dims in_strides = StridesOf(in);
-  Dims coord(r, 0);
-  for (int64_t k = 0; k < n; ++k) {
+  ForEachCoord(out, n, [&](int64_t k, const Dims& coord) {
     int64_t off = 0;
     for (size_t a = 0; a < ri; ++a) {
       int64_t c = coord[r - ri + a];
       if (in[a] != 1) off += c * in_strides[a];
     }
     idx[k] = off;
-    for (int a = static_cast<int>(r) - 1; a >= 0; --a) {
-      if (++coord[a] < out[a]) break;
-      coord[a] = 0;
-    }
-  }
+  });
   return idx;
 }
 
@@ -342,22 +368,12 @@ int64_t UnaryInt(const std::string& t, int64_t v) {
   return r;
 }
 
-// Binary element-wise ops when either operand is floating. `fmod`: Mod's attribute.
-double BinaryFloat(const std::string& t, double u, double v, bool fmod) {
-  double r = 0;
-  if (t == "Add")
-    r = u + v;
-  else if (t == "Sub")
-    r = u - v;
-  else if (t == "Mul")
-    r = u * v;
-  else if (t == "Div")
-    r = u / v;
-  else if (t == "Pow")
-    r = std::pow(u, v);
-  else if (t == "Mod")
-    r = fmod ? std::fmod(u, v) : u - std::floor(u / v) * v;
-  else if (t == "Equal")
+// The comparison and logical binary ops, alike on floats and integers (1 true, 0 false); nullopt
+// for the other ops.
+template <typename T>
+std::optional<T> CompareOrLogic(const std::string& t, T u, T v) {
+  bool r;
+  if (t == "Equal")
     r = u == v;
   else if (t == "Less")
     r = u < v;
@@ -373,12 +389,34 @@ double BinaryFloat(const std::string& t, double u, double v, bool fmod) {
     r = (u != 0) || (v != 0);
   else if (t == "Xor")
     r = (u != 0) != (v != 0);
+  else
+    return std::nullopt;
+  return static_cast<T>(r);
+}
+
+// Binary element-wise ops when either operand is floating. `fmod`: Mod's attribute.
+double BinaryFloat(const std::string& t, double u, double v, bool fmod) {
+  if (std::optional<double> c = CompareOrLogic(t, u, v)) return *c;
+  double r = 0;
+  if (t == "Add")
+    r = u + v;
+  else if (t == "Sub")
+    r = u - v;
+  else if (t == "Mul")
+    r = u * v;
+  else if (t == "Div")
+    r = u / v;
+  else if (t == "Pow")
+    r = std::pow(u, v);
+  else if (t == "Mod")
+    r = fmod ? std::fmod(u, v) : u - std::floor(u / v) * v;
   return r;
 }
 
 // Binary element-wise ops on integers (wrapping as int64; division truncates, as ONNX Runtime).
 StatusOr<int64_t> Evaluator::BinaryInt(const std::string& t, int64_t u, int64_t v,
                                        bool fmod) const {
+  if (std::optional<int64_t> c = CompareOrLogic(t, u, v)) return *c;
   int64_t r = 0;
   if (t == "Add")
     r = static_cast<int64_t>(static_cast<uint64_t>(u) + static_cast<uint64_t>(v));
@@ -398,30 +436,17 @@ StatusOr<int64_t> Evaluator::BinaryInt(const std::string& t, int64_t u, int64_t 
     }
   } else if (t == "Pow")
     r = SaturatingInt(std::pow(static_cast<double>(u), static_cast<double>(v)));
-  else if (t == "Equal")
-    r = u == v;
-  else if (t == "Less")
-    r = u < v;
-  else if (t == "Greater")
-    r = u > v;
-  else if (t == "LessOrEqual")
-    r = u <= v;
-  else if (t == "GreaterOrEqual")
-    r = u >= v;
-  else if (t == "And")
-    r = (u != 0) && (v != 0);
-  else if (t == "Or")
-    r = (u != 0) || (v != 0);
-  else if (t == "Xor")
-    r = (u != 0) != (v != 0);
   return r;
 }
 
-StatusOr<bool> Evaluator::Elementwise(std::vector<Value>* out) {
-  const std::string& t = n_.op_type();
-  Value& y = (*out)[0];
+// The element-wise ops Evaluator::Elementwise folds (IsFoldable lists them with the others).
+const std::set<std::string>& UnaryElementwiseOps() {
   static const std::set<std::string> kUnary = {"Neg",        "Abs",  "Sqrt", "Floor", "Ceil", "Not",
                                                "Reciprocal", "Relu", "Sign", "Exp",   "Log"};
+  return kUnary;
+}
+
+const std::set<std::string>& BinaryElementwiseOps() {
   static const std::set<std::string> kBinary = {"Add",
                                                 "Sub",
                                                 "Mul",
@@ -440,8 +465,14 @@ StatusOr<bool> Evaluator::Elementwise(std::vector<Value>* out) {
                                                 "Min",
                                                 "Where",
                                                 "Sum"};
-  bool unary = kUnary.count(t) > 0;
-  if (!unary && !kBinary.count(t)) return false;
+  return kBinary;
+}
+
+StatusOr<bool> Evaluator::Elementwise(std::vector<Value>* out) {
+  const std::string& t = n_.op_type();
+  Value& y = (*out)[0];
+  bool unary = UnaryElementwiseOps().count(t) > 0;
+  if (!unary && !BinaryElementwiseOps().count(t)) return false;
   std::vector<const Value*> args;
   for (const Value* v : in_) {
     if (!v) return false;
@@ -653,24 +684,12 @@ StatusOr<bool> Evaluator::Slice(Value* out) {
     od[a] = cnt;
   }
   if (!Small(od)) return false;
-  out->type = x->type;
-  out->dims = od;
-  int64_t n = *NumElements(od);
-  out->Resize(n);
   Dims xs = StridesOf(x->dims);
-  Dims coord(r, 0);
-  for (int64_t k = 0; k < n; ++k) {
+  GatherElements(*x, od, *NumElements(od), out, [&](const Dims& coord) {
     int64_t src = 0;
     for (int64_t a = 0; a < r; ++a) src += (begin[a] + coord[a] * step[a]) * xs[a];
-    if (x->is_float())
-      out->f[k] = x->f[src];
-    else
-      out->i[k] = x->i[src];
-    for (int64_t a = r - 1; a >= 0; --a) {
-      if (++coord[a] < od[a]) break;
-      coord[a] = 0;
-    }
-  }
+    return src;
+  });
   return true;
 }
 
@@ -687,23 +706,12 @@ StatusOr<bool> Evaluator::Transpose(Value* out) {
     if (perm[k] < 0 || perm[k] >= r) return Bad("perm entry out of range");
     od[k] = x->dims[perm[k]];
   }
-  out->type = x->type;
-  out->dims = od;
-  out->Resize(x->size());
   Dims xs = StridesOf(x->dims);
-  Dims coord(r, 0);
-  for (int64_t k = 0; k < x->size(); ++k) {
+  GatherElements(*x, od, x->size(), out, [&](const Dims& coord) {
     int64_t src = 0;
     for (int64_t a = 0; a < r; ++a) src += coord[a] * xs[perm[a]];
-    if (x->is_float())
-      out->f[k] = x->f[src];
-    else
-      out->i[k] = x->i[src];
-    for (int64_t a = r - 1; a >= 0; --a) {
-      if (++coord[a] < od[a]) break;
-      coord[a] = 0;
-    }
-  }
+    return src;
+  });
   return true;
 }
 
@@ -721,24 +729,12 @@ StatusOr<bool> Evaluator::Tile(Value* out) {
     od[k] = *m;
   }
   if (!Small(od)) return false;
-  out->type = x->type;
-  out->dims = od;
-  int64_t n = *NumElements(od);
-  out->Resize(n);
   Dims xs = StridesOf(x->dims);
-  Dims coord(r, 0);
-  for (int64_t k = 0; k < n; ++k) {
+  GatherElements(*x, od, *NumElements(od), out, [&](const Dims& coord) {
     int64_t src = 0;
     for (int64_t a = 0; a < r; ++a) src += (coord[a] % x->dims[a]) * xs[a];
-    if (x->is_float())
-      out->f[k] = x->f[src];
-    else
-      out->i[k] = x->i[src];
-    for (int64_t a = r - 1; a >= 0; --a) {
-      if (++coord[a] < od[a]) break;
-      coord[a] = 0;
-    }
-  }
+    return src;
+  });
   return true;
 }
 
@@ -779,8 +775,7 @@ StatusOr<bool> Evaluator::Reduce(Value* out) {
   std::vector<bool> seen(n, false);
   std::vector<int64_t> cnt(n, 0);
   Dims ks = StridesOf(kd);
-  Dims coord(r, 0);
-  for (int64_t k = 0; k < x->size(); ++k) {
+  ForEachCoord(x->dims, x->size(), [&](int64_t k, const Dims& coord) {
     int64_t dst = 0;
     for (int64_t a = 0; a < r; ++a)
       if (!red[a]) dst += coord[a] * ks[a];
@@ -797,11 +792,7 @@ StatusOr<bool> Evaluator::Reduce(Value* out) {
       acc[dst] = std::max(acc[dst], v);
     seen[dst] = true;
     ++cnt[dst];
-    for (int64_t a = r - 1; a >= 0; --a) {
-      if (++coord[a] < x->dims[a]) break;
-      coord[a] = 0;
-    }
-  }
+  });
   for (int64_t k = 0; k < n; ++k) {
     double v = acc[k];
     if (t == "ReduceMean" && cnt[k]) v /= static_cast<double>(cnt[k]);
@@ -839,39 +830,11 @@ bool IsFoldable(const std::string& t) {
                                                   "ConstantOfShape",
                                                   "Range",
                                                   "Expand",
-                                                  "Neg",
-                                                  "Abs",
-                                                  "Sqrt",
-                                                  "Floor",
-                                                  "Ceil",
-                                                  "Not",
-                                                  "Reciprocal",
-                                                  "Relu",
-                                                  "Sign",
-                                                  "Exp",
-                                                  "Log",
-                                                  "Add",
-                                                  "Sub",
-                                                  "Mul",
-                                                  "Div",
-                                                  "Pow",
-                                                  "Mod",
-                                                  "Equal",
-                                                  "Less",
-                                                  "Greater",
-                                                  "LessOrEqual",
-                                                  "GreaterOrEqual",
-                                                  "And",
-                                                  "Or",
-                                                  "Xor",
-                                                  "Max",
-                                                  "Min",
-                                                  "Where",
-                                                  "Sum",
                                                   "Shape",
                                                   "Size",
                                                   "Dropout"};
-  return kFoldable.count(t) > 0;
+  return kFoldable.count(t) > 0 || UnaryElementwiseOps().count(t) > 0 ||
+         BinaryElementwiseOps().count(t) > 0;
 }
 
 }  // namespace sramplan::import::onnx_internal

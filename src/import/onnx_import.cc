@@ -342,6 +342,24 @@ Status Importer::BindBatch() {
   return Status::Ok();
 }
 
+namespace {
+
+// A Constant node's value_float(s) / value_int(s) as a tensor of `type`: the scalar `one`, or the
+// 1-D `list` when `is_list`; `add` appends one element to the tensor's data.
+template <typename T, typename List, typename Add>
+void SetConstantValues(TensorProto* t, int32_t type, bool is_list, T one, const List& list,
+                       Add add) {
+  t->set_data_type(type);
+  if (!is_list) {
+    add(one);
+    return;
+  }
+  t->add_dims(list.size());
+  for (T v : list) add(v);
+}
+
+}  // namespace
+
 Status Importer::ConvertConstantNodes() {
   onnx::GraphProto* g = model_.mutable_graph();
   google::protobuf::RepeatedPtrField<NodeProto> kept;
@@ -357,20 +375,12 @@ Status Importer::ConvertConstantNodes() {
     if (!a) return InvalidArgument("Constant node " + Q(n.name()) + " needs exactly one attribute");
     if (a->name() == "value" && a->has_t()) {
       *t = a->t();
-    } else if (a->name() == "value_float") {
-      t->set_data_type(TensorProto::FLOAT);
-      t->add_float_data(a->f());
-    } else if (a->name() == "value_floats") {
-      t->set_data_type(TensorProto::FLOAT);
-      t->add_dims(a->floats_size());
-      for (float v : a->floats()) t->add_float_data(v);
-    } else if (a->name() == "value_int") {
-      t->set_data_type(TensorProto::INT64);
-      t->add_int64_data(a->i());
-    } else if (a->name() == "value_ints") {
-      t->set_data_type(TensorProto::INT64);
-      t->add_dims(a->ints_size());
-      for (int64_t v : a->ints()) t->add_int64_data(v);
+    } else if (a->name() == "value_float" || a->name() == "value_floats") {
+      SetConstantValues(t.get(), TensorProto::FLOAT, a->name() == "value_floats", a->f(),
+                        a->floats(), [&](float v) { t->add_float_data(v); });
+    } else if (a->name() == "value_int" || a->name() == "value_ints") {
+      SetConstantValues(t.get(), TensorProto::INT64, a->name() == "value_ints", a->i(), a->ints(),
+                        [&](int64_t v) { t->add_int64_data(v); });
     } else {
       return Unsupported("Constant node " + Q(n.name()) + " uses attribute " + Q(a->name()) +
                          " (sparse or string constants are not supported)");

@@ -132,24 +132,26 @@ struct Value {
     return v;
   }
   int64_t WrapInt(int64_t v) const {
-    switch (type) {
-      case TensorProto::BOOL:
-        return v != 0;
-      case TensorProto::INT8:
-        return static_cast<int8_t>(v);
-      case TensorProto::UINT8:
-        return static_cast<uint8_t>(v);
-      case TensorProto::INT16:
-        return static_cast<int16_t>(v);
-      case TensorProto::UINT16:
-        return static_cast<uint16_t>(v);
-      case TensorProto::INT32:
-        return static_cast<int32_t>(v);
-      case TensorProto::UINT32:
-        return static_cast<uint32_t>(v);
-      default:
-        return v;
+    if (type == TensorProto::BOOL) return v != 0;
+    // The integer types narrower than 64 bits: v keeps its low `bits` bits, sign-extended when
+    // signed.
+    struct Narrow {
+      int32_t type;
+      int bits;
+      bool is_signed;
+    };
+    static constexpr Narrow kNarrow[] = {
+        {TensorProto::INT8, 8, true},   {TensorProto::UINT8, 8, false},
+        {TensorProto::INT16, 16, true}, {TensorProto::UINT16, 16, false},
+        {TensorProto::INT32, 32, true}, {TensorProto::UINT32, 32, false}};
+    for (const Narrow& n : kNarrow) {
+      if (n.type != type) continue;
+      const uint64_t low = static_cast<uint64_t>(v) & ((uint64_t{1} << n.bits) - 1);
+      const bool negative = n.is_signed && (low >> (n.bits - 1)) != 0;
+      return negative ? static_cast<int64_t>(low) - (int64_t{1} << n.bits)
+                      : static_cast<int64_t>(low);
     }
+    return v;
   }
 };
 

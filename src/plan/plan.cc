@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <limits>
 #include <optional>
+#include <utility>
 
 #include "support/int_math.h"
 
@@ -30,29 +31,30 @@ std::vector<std::pair<int64_t, int64_t>> BufferPieces(const Plan& p, const Buffe
 
 bool Wraps(const Plan& p, const Buffer& b) { return BufferPieces(p, b).size() == 2; }
 
+namespace {
+
+// Every step kind with its name in the plan JSON (StepKindName and ParseStepKind both read it).
+constexpr std::pair<StepKind, const char*> kStepKindNames[] = {
+    {StepKind::kOp, "op"},
+    {StepKind::kInPlaceDepthwise, "inplace-depthwise"},
+    {StepKind::kSegment, "segment"},
+    {StepKind::kFusedBottleneck, "fused-bottleneck"},
+    {StepKind::kFusedTiled, "fused-tiled"},
+    {StepKind::kModule, "module"},
+};
+
+}  // namespace
+
 const char* StepKindName(StepKind k) {
-  switch (k) {
-    case StepKind::kOp:
-      return "op";
-    case StepKind::kInPlaceDepthwise:
-      return "inplace-depthwise";
-    case StepKind::kSegment:
-      return "segment";
-    case StepKind::kFusedBottleneck:
-      return "fused-bottleneck";
-    case StepKind::kFusedTiled:
-      return "fused-tiled";
-    case StepKind::kModule:
-      return "module";
-  }
+  for (const auto& [kind, name] : kStepKindNames)
+    if (kind == k) return name;
   return "op";
 }
 
 bool ParseStepKind(const std::string& name, StepKind* k) {
-  for (StepKind c : {StepKind::kOp, StepKind::kInPlaceDepthwise, StepKind::kSegment,
-                     StepKind::kFusedBottleneck, StepKind::kFusedTiled, StepKind::kModule})
-    if (name == StepKindName(c)) {
-      *k = c;
+  for (const auto& [kind, kind_name] : kStepKindNames)
+    if (name == kind_name) {
+      *k = kind;
       return true;
     }
   return false;
