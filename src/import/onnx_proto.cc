@@ -1,6 +1,8 @@
 // ONNX protobuf reading: element types, tensor payloads (TensorProto <-> Value) and node
 // attributes. Part of the ONNX importer (see onnx_internal.h).
+#include <bit>
 #include <cstring>
+#include <utility>
 
 #include "import/onnx_internal.h"
 #include "support/int_math.h"
@@ -67,26 +69,15 @@ bool IsFloatElem(int32_t t) {
 }
 
 std::optional<ir::DataType> ToIrType(int32_t t) {
-  switch (t) {
-    case TensorProto::FLOAT:
-      return ir::DataType::kFloat32;
-    case TensorProto::FLOAT16:
-      return ir::DataType::kFloat16;
-    case TensorProto::INT8:
-      return ir::DataType::kInt8;
-    case TensorProto::UINT8:
-      return ir::DataType::kUInt8;
-    case TensorProto::INT16:
-      return ir::DataType::kInt16;
-    case TensorProto::INT32:
-      return ir::DataType::kInt32;
-    case TensorProto::INT64:
-      return ir::DataType::kInt64;
-    case TensorProto::BOOL:
-      return ir::DataType::kBool;
-    default:
-      return std::nullopt;
-  }
+  static constexpr std::pair<int32_t, ir::DataType> kIrTypes[] = {
+      {TensorProto::FLOAT, ir::DataType::kFloat32}, {TensorProto::FLOAT16, ir::DataType::kFloat16},
+      {TensorProto::INT8, ir::DataType::kInt8},     {TensorProto::UINT8, ir::DataType::kUInt8},
+      {TensorProto::INT16, ir::DataType::kInt16},   {TensorProto::INT32, ir::DataType::kInt32},
+      {TensorProto::INT64, ir::DataType::kInt64},   {TensorProto::BOOL, ir::DataType::kBool},
+  };
+  for (const auto& [onnx_type, ir_type] : kIrTypes)
+    if (onnx_type == t) return ir_type;
+  return std::nullopt;
 }
 
 float HalfToFloat(uint16_t h) {
@@ -110,14 +101,11 @@ float HalfToFloat(uint16_t h) {
   } else {
     bits = sign | (exp + 127 - 15) << 23 | man << 13;
   }
-  float f;
-  std::memcpy(&f, &bits, 4);
-  return f;
+  return std::bit_cast<float>(bits);
 }
 
 uint16_t FloatToHalf(float f) {
-  uint32_t x;
-  std::memcpy(&x, &f, 4);
+  const uint32_t x = std::bit_cast<uint32_t>(f);
   uint32_t sign = (x >> 16) & 0x8000;
   int32_t exp = static_cast<int32_t>((x >> 23) & 0xff) - 127 + 15;
   uint32_t man = x & 0x7fffff;
@@ -141,14 +129,11 @@ uint16_t FloatToHalf(float f) {
 
 float Bf16ToFloat(uint16_t h) {
   uint32_t bits = static_cast<uint32_t>(h) << 16;
-  float f;
-  std::memcpy(&f, &bits, 4);
-  return f;
+  return std::bit_cast<float>(bits);
 }
 
 uint16_t FloatToBf16(float f) {
-  uint32_t x;
-  std::memcpy(&x, &f, 4);
+  const uint32_t x = std::bit_cast<uint32_t>(f);
   uint32_t rounding = 0x7fff + ((x >> 16) & 1);
   return static_cast<uint16_t>((x + rounding) >> 16);
 }
@@ -173,6 +158,79 @@ std::optional<int64_t> NumElements(const Dims& dims) {
   return n;
 }
 
+namespace {
+
+template <typename T>
+void Put(std::vector<uint8_t>& out, size_t k, T x) {
+  std::memcpy(out.data() + k * sizeof(T), &x, sizeof(T));
+}
+
+template <typename T>
+T Load(const uint8_t* p) {
+  T x;
+  std::memcpy(&x, p, sizeof(T));
+  return x;
+}
+
+// How one element of a type moves between its little-endian bytes and a Value: through the
+// Value's doubles (f) for the floating types, its int64s (i) for the others.
+struct ElemCodec {
+  int32_t type;
+  void (*decode)(const uint8_t* p, Value& v, int64_t k);
+  void (*encode)(const Value& v, int64_t k, std::vector<uint8_t>& out);
+};
+
+template <typename T>
+void DecodeFloat(const uint8_t* p, Value& v, int64_t k) {
+  v.f[k] = Load<T>(p);
+}
+template <typename T>
+void EncodeFloat(const Value& v, int64_t k, std::vector<uint8_t>& out) {
+  Put<T>(out, k, static_cast<T>(v.f[k]));
+}
+template <typename T>
+void DecodeInt(const uint8_t* p, Value& v, int64_t k) {
+  v.i[k] = static_cast<int64_t>(Load<T>(p));
+}
+template <typename T>
+void EncodeInt(const Value& v, int64_t k, std::vector<uint8_t>& out) {
+  Put<T>(out, k, static_cast<T>(v.i[k]));
+}
+
+constexpr ElemCodec kCodecs[] = {
+    {TensorProto::FLOAT, DecodeFloat<float>, EncodeFloat<float>},
+    {TensorProto::DOUBLE, DecodeFloat<double>, EncodeFloat<double>},
+    {TensorProto::FLOAT16,
+     [](const uint8_t* p, Value& v, int64_t k) { v.f[k] = HalfToFloat(Load<uint16_t>(p)); },
+     [](const Value& v, int64_t k, std::vector<uint8_t>& out) {
+       Put<uint16_t>(out, k, FloatToHalf(static_cast<float>(v.f[k])));
+     }},
+    {TensorProto::BFLOAT16,
+     [](const uint8_t* p, Value& v, int64_t k) { v.f[k] = Bf16ToFloat(Load<uint16_t>(p)); },
+     [](const Value& v, int64_t k, std::vector<uint8_t>& out) {
+       Put<uint16_t>(out, k, FloatToBf16(static_cast<float>(v.f[k])));
+     }},
+    {TensorProto::INT8, DecodeInt<int8_t>, EncodeInt<int8_t>},
+    {TensorProto::UINT8, DecodeInt<uint8_t>, EncodeInt<uint8_t>},
+    {TensorProto::BOOL, [](const uint8_t* p, Value& v, int64_t k) { v.i[k] = *p != 0; },
+     EncodeInt<uint8_t>},
+    {TensorProto::INT16, DecodeInt<int16_t>, EncodeInt<int16_t>},
+    {TensorProto::UINT16, DecodeInt<uint16_t>, EncodeInt<uint16_t>},
+    {TensorProto::INT32, DecodeInt<int32_t>, EncodeInt<int32_t>},
+    {TensorProto::UINT32, DecodeInt<uint32_t>, EncodeInt<uint32_t>},
+    {TensorProto::INT64, DecodeInt<int64_t>, EncodeInt<int64_t>},
+    {TensorProto::UINT64, DecodeInt<uint64_t>, EncodeInt<uint64_t>},
+};
+
+// The codec of `type`, or null (string, complex, undefined: never decoded).
+const ElemCodec* CodecOf(int32_t type) {
+  for (const ElemCodec& c : kCodecs)
+    if (c.type == type) return &c;
+  return nullptr;
+}
+
+}  // namespace
+
 // Little-endian payload bytes -> Value. `bytes` has numel * ElemSize(type) bytes.
 Value DecodeBytes(int32_t type, const Dims& dims, const std::vector<uint8_t>& bytes) {
   Value v;
@@ -181,136 +239,19 @@ Value DecodeBytes(int32_t type, const Dims& dims, const std::vector<uint8_t>& by
   int es = ElemSize(type);
   int64_t n = es ? static_cast<int64_t>(bytes.size()) / es : 0;
   v.Resize(n);
+  const ElemCodec* codec = CodecOf(type);
   const uint8_t* p = bytes.data();
-  for (int64_t k = 0; k < n; ++k, p += es) {
-    switch (type) {
-      case TensorProto::FLOAT: {
-        float x;
-        std::memcpy(&x, p, 4);
-        v.f[k] = x;
-        break;
-      }
-      case TensorProto::DOUBLE:
-        std::memcpy(&v.f[k], p, 8);
-        break;
-      case TensorProto::FLOAT16: {
-        uint16_t h;
-        std::memcpy(&h, p, 2);
-        v.f[k] = HalfToFloat(h);
-        break;
-      }
-      case TensorProto::BFLOAT16: {
-        uint16_t h;
-        std::memcpy(&h, p, 2);
-        v.f[k] = Bf16ToFloat(h);
-        break;
-      }
-      case TensorProto::INT8:
-        v.i[k] = static_cast<int8_t>(*p);
-        break;
-      case TensorProto::UINT8:
-        v.i[k] = *p;
-        break;
-      case TensorProto::BOOL:
-        v.i[k] = *p != 0;
-        break;
-      case TensorProto::INT16: {
-        int16_t x;
-        std::memcpy(&x, p, 2);
-        v.i[k] = x;
-        break;
-      }
-      case TensorProto::UINT16: {
-        uint16_t x;
-        std::memcpy(&x, p, 2);
-        v.i[k] = x;
-        break;
-      }
-      case TensorProto::INT32: {
-        int32_t x;
-        std::memcpy(&x, p, 4);
-        v.i[k] = x;
-        break;
-      }
-      case TensorProto::UINT32: {
-        uint32_t x;
-        std::memcpy(&x, p, 4);
-        v.i[k] = x;
-        break;
-      }
-      case TensorProto::INT64:
-        std::memcpy(&v.i[k], p, 8);
-        break;
-      case TensorProto::UINT64: {
-        uint64_t x;
-        std::memcpy(&x, p, 8);
-        v.i[k] = static_cast<int64_t>(x);
-        break;
-      }
-      default:
-        break;
-    }
-  }
+  for (int64_t k = 0; codec && k < n; ++k, p += es) codec->decode(p, v, k);
   return v;
 }
-
-namespace {
-
-template <typename T>
-void Put(std::vector<uint8_t>& out, size_t k, T x) {
-  std::memcpy(out.data() + k * sizeof(T), &x, sizeof(T));
-}
-
-}  // namespace
 
 // Value -> little-endian payload bytes in its element type.
 std::vector<uint8_t> EncodeBytes(const Value& v) {
   int es = ElemSize(v.type);
   int64_t n = v.size();
   std::vector<uint8_t> out(static_cast<size_t>(n) * es);
-  for (int64_t k = 0; k < n; ++k) {
-    switch (v.type) {
-      case TensorProto::FLOAT:
-        Put<float>(out, k, static_cast<float>(v.f[k]));
-        break;
-      case TensorProto::DOUBLE:
-        Put<double>(out, k, v.f[k]);
-        break;
-      case TensorProto::FLOAT16:
-        Put<uint16_t>(out, k, FloatToHalf(static_cast<float>(v.f[k])));
-        break;
-      case TensorProto::BFLOAT16:
-        Put<uint16_t>(out, k, FloatToBf16(static_cast<float>(v.f[k])));
-        break;
-      case TensorProto::INT8:
-        Put<int8_t>(out, k, static_cast<int8_t>(v.i[k]));
-        break;
-      case TensorProto::UINT8:
-      case TensorProto::BOOL:
-        Put<uint8_t>(out, k, static_cast<uint8_t>(v.i[k]));
-        break;
-      case TensorProto::INT16:
-        Put<int16_t>(out, k, static_cast<int16_t>(v.i[k]));
-        break;
-      case TensorProto::UINT16:
-        Put<uint16_t>(out, k, static_cast<uint16_t>(v.i[k]));
-        break;
-      case TensorProto::INT32:
-        Put<int32_t>(out, k, static_cast<int32_t>(v.i[k]));
-        break;
-      case TensorProto::UINT32:
-        Put<uint32_t>(out, k, static_cast<uint32_t>(v.i[k]));
-        break;
-      case TensorProto::INT64:
-        Put<int64_t>(out, k, v.i[k]);
-        break;
-      case TensorProto::UINT64:
-        Put<uint64_t>(out, k, static_cast<uint64_t>(v.i[k]));
-        break;
-      default:
-        break;
-    }
-  }
+  const ElemCodec* codec = CodecOf(v.type);
+  for (int64_t k = 0; codec && k < n; ++k) codec->encode(v, k, out);
   return out;
 }
 
