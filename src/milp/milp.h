@@ -1,5 +1,5 @@
 // A small mixed-integer linear program builder on top of CBC's C++ API, shared by the COSMA spill
-// ILPs (spill/cosma.cc) and the min-peak scheduling ILP (schedule/min_peak_ilp.cc).
+// ILPs (spill/cosma_fixed.cc, spill/cosma_joint.cc) and the min-peak scheduling ILP (schedule/min_peak_ilp.cc).
 //
 // Columns and rows are added one by one (rows as sparse term lists with lower/upper bounds); Solve
 // hands the model to CBC (one thread) with a fixed set of cut generators and primal heuristics, an
