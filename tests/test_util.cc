@@ -9,6 +9,12 @@
 #include <map>
 #include <sstream>
 
+#include <gtest/gtest.h>
+
+#include "driver/strategy.h"
+#include "import/import.h"
+#include "target/target.h"
+
 namespace sramplan::testing {
 namespace {
 
@@ -66,6 +72,23 @@ CliRun Cli(const std::string& args) {
   CliRun r;
   r.rc = RunCli(args, &r.out, &r.err);
   return r;
+}
+
+ir::Graph LoadNativeGraph(const std::string& text) {
+  auto g = import::ImportNativeJson(text, "test", {});
+  EXPECT_TRUE(g.ok()) << g.status().message();
+  return g.ok() ? std::move(g).value() : ir::Graph();
+}
+
+plan::Plan PlanInt8(const ir::Graph& g, const std::string& strategy, const std::string& target) {
+  auto t = target::LoadTarget(target);
+  EXPECT_TRUE(t.ok()) << t.status().message();
+  if (!t.ok()) return {};
+  driver::PlanOptions o;
+  o.dtype_name = "int8";
+  auto p = driver::RunStrategy(g, *t, strategy, o);
+  EXPECT_TRUE(p.ok()) << p.status().message();
+  return p.ok() ? std::move(p).value() : plan::Plan();
 }
 
 }  // namespace sramplan::testing

@@ -23,6 +23,12 @@ struct CliRun {
   std::string all() const { return out + err; }
 };
 CliRun Cli(const std::string& args);
+// A native JSON graph (docs/graph-format.md) read as the CLI would, failing the test when it does not
+// import.
+ir::Graph LoadNativeGraph(const std::string& text);
+// `g` planned with `strategy` on `target` for int8 (the plan is empty, and the test failed, when
+// planning fails).
+plan::Plan PlanInt8(const ir::Graph& g, const std::string& strategy, const std::string& target = "stm32f411re");
 // The operator order a plan runs (its steps' ops, in order), as op ids of `g`.
 analysis::Schedule PlanOrder(const ir::Graph& g, const plan::Plan& p);
 

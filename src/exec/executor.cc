@@ -98,15 +98,7 @@ Status ArenaRun::Init() {
   return Status::Ok();
 }
 
-std::string ArenaRun::RootOf(const std::string& name) const {
-  std::string cur = name;
-  for (int guard = 0; guard < 64; ++guard) {
-    auto it = ptensors.find(cur);
-    if (it == ptensors.end() || it->second->alias_of.empty()) break;
-    cur = it->second->alias_of;
-  }
-  return cur;
-}
+std::string ArenaRun::RootOf(const std::string& name) const { return AliasRoot(ptensors, name); }
 
 // The buffer holding `tensor` at step s, checked to cover the tensor's bytes. A buffer that wraps
 // around its level's circular pool is contiguous only to the segment kernels (allow_wrap: the

@@ -193,15 +193,17 @@ bool StepLowering::Offchip(const std::string& level) const {
   return it != offchip_.end() && it->second;
 }
 
-std::string StepLowering::RootOf(const std::string& name) const {
+std::string AliasRoot(const std::unordered_map<std::string, const plan::Tensor*>& tensors, const std::string& name) {
   std::string cur = name;
   for (int guard = 0; guard < 64; ++guard) {
-    auto it = tensors_.find(cur);
-    if (it == tensors_.end() || it->second->alias_of.empty()) break;
+    auto it = tensors.find(cur);
+    if (it == tensors.end() || it->second->alias_of.empty()) break;
     cur = it->second->alias_of;
   }
   return cur;
 }
+
+std::string StepLowering::RootOf(const std::string& name) const { return AliasRoot(tensors_, name); }
 
 const plan::Buffer* StepLowering::LiveBuffer(const std::string& tensor, int s) const {
   auto it = buffers_.find(RootOf(tensor));

@@ -75,4 +75,8 @@ class StepLowering {
 // and the record builders' errors otherwise.
 StatusOr<StepCalls> LowerStep(const StepLowering& l, int s);
 
+// The tensor whose bytes `name` shares: its alias_of chain followed to the end (at most 64 links),
+// in a plan's tensors by name.
+std::string AliasRoot(const std::unordered_map<std::string, const plan::Tensor*>& tensors, const std::string& name);
+
 }  // namespace sramplan::exec

@@ -7,15 +7,12 @@
 #include "plan/verifier.h"
 #include "import/import.h"
 #include "test_graphs.h"
+#include "test_util.h"
 
 namespace sramplan::driver {
 namespace {
 
-ir::Graph Load(const char* text) {
-  auto g = import::ImportNativeJson(text, "test", {});
-  EXPECT_TRUE(g.ok()) << g.status().message();
-  return std::move(g).value();
-}
+ir::Graph Load(const char* text) { return testing::LoadNativeGraph(text); }
 
 plan::Plan PlanWith(const ir::Graph& g, const std::string& strategy, const std::string& target = "stm32f411re") {
   auto t = target::LoadTarget(target);

@@ -17,11 +17,7 @@
 namespace sramplan::driver {
 namespace {
 
-ir::Graph Load(const char* text) {
-  auto g = import::ImportNativeJson(text, "test", {});
-  EXPECT_TRUE(g.ok()) << g.status().message();
-  return std::move(g).value();
-}
+ir::Graph Load(const char* text) { return testing::LoadNativeGraph(text); }
 
 TEST(Pipeline, EveryRowResolvesToRegisteredPasses) {
   std::set<std::string> names;

@@ -34,14 +34,7 @@ ir::Graph Load(const char* text) {
 
 analysis::Schedule OrderOf(const ir::Graph& g, const plan::Plan& p) { return testing::PlanOrder(g, p); }
 
-plan::Plan MakePlan(const ir::Graph& g, const std::string& strategy) {
-  auto t = target::LoadTarget("stm32f411re");
-  driver::PlanOptions o;
-  o.dtype_name = "int8";
-  auto p = driver::RunStrategy(g, *t, strategy, o);
-  EXPECT_TRUE(p.ok()) << p.status().message();
-  return std::move(p).value();
-}
+plan::Plan MakePlan(const ir::Graph& g, const std::string& strategy) { return testing::PlanInt8(g, strategy); }
 
 // Both executors on the int8 plan; Compare's verdict ("" = identical) or the arena run's error.
 std::string Verify(const ir::Graph& g, const plan::Plan& p, const QuantizedModel& q) {

@@ -1,6 +1,7 @@
 // exec::LowerStep, the one lowering of a plan step: the records it gives a fused bottleneck, a
 // segment step and an in-place depthwise step, and what it refuses.
 #include "exec/lower_step.h"
+#include "test_util.h"
 
 #include <gtest/gtest.h>
 
@@ -22,14 +23,7 @@ ir::Graph Load(const std::string& text) {
   return out;
 }
 
-plan::Plan MakePlan(const ir::Graph& g, const std::string& strategy) {
-  auto t = target::LoadTarget("stm32f411re");
-  driver::PlanOptions o;
-  o.dtype_name = "int8";
-  auto p = driver::RunStrategy(g, *t, strategy, o);
-  EXPECT_TRUE(p.ok()) << p.status().message();
-  return std::move(p).value();
-}
+plan::Plan MakePlan(const ir::Graph& g, const std::string& strategy) { return testing::PlanInt8(g, strategy); }
 
 QuantizedModel Quantized(const ir::Graph& g) {
   auto q = QuantizeModel(g, kDefaultSeed, nullptr);

@@ -184,7 +184,11 @@ TEST_P(GoldenPlans, SameAsRecorded) {
       }
       const std::string key = model + "|" + tname + "|" + s;
       if (record) {
-        Record(model + "\t" + tname + "\t" + s + "\t" + got.hash + "\t" + got.params + (got.unstable ? "\tunstable" : ""));
+        std::string line = model;
+        line.append("\t").append(tname).append("\t").append(s);
+        line.append("\t").append(got.hash).append("\t").append(got.params);
+        if (got.unstable) line.append("\tunstable");
+        Record(line);
         continue;
       }
       auto it = golden.find(key);

@@ -193,7 +193,7 @@ sp::driver::AfterPass DumpHook(const PlanFlags& pf, bool several, bool* dumped) 
       std::string file = pass;
       for (char& c : file)
         if (c == ':') c = '_';
-      char num[8];
+      char num[16];
       std::snprintf(num, sizeof num, "%02d", index);
       path = pf.dump_all + "/" + strategy + "." + num + "." + file + ".json";
     } else {
