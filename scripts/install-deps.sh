@@ -9,6 +9,7 @@ pkgs=(
   nlohmann-json3-dev libcli11-dev libfmt-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   coinor-libcbc-dev libisl-dev
+  libflatbuffers-dev libopenblas-dev libdnnl-dev valgrind
   clang libclang-rt-14-dev
   gcc-arm-none-eabi libnewlib-arm-none-eabi qemu-system-arm
 )
