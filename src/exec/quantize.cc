@@ -370,7 +370,8 @@ Status QuantizeBiases(const ir::Graph& g8, const ir::Graph& gf, const ModelData&
       p.zero_point.push_back(0);
     }
     if (!q.params[b.id.value()].empty() && q.params[b.id.value()].scale != p.scale)
-      return Unsupported("bias '" + b.name + "' is shared by ops with different input scales");
+      return Unsupported("bias '" + b.name + "' is shared by ops with different input scales (op '" + op.name +
+                         "' is one); pass --canonicalize, which gives every op its own copy, or --dtype float32");
     const float* f = FloatData(float_data, b.id);
     auto& out = q.data.values[b.id.value()];
     out.assign(static_cast<size_t>(n) * 4, 0);

@@ -15,6 +15,7 @@
 #include "exec/executor.h"
 #include "exec/quantize.h"
 #include "import/import.h"
+#include "transform/canonicalize.h"
 #include "placement/optimal.h"
 #include "placement/problem_csv.h"
 #include "plan/plan.h"
@@ -67,6 +68,7 @@ struct ModelFlags {
   int64_t batch = 1;
   std::string dtype = "int8";
   bool allow_unknown = false;
+  bool canonicalize = false;
 };
 
 void AddModelFlags(CLI::App* cmd, ModelFlags* f) {
@@ -76,6 +78,9 @@ void AddModelFlags(CLI::App* cmd, ModelFlags* f) {
       ->check(CLI::IsMember({"int8", "uint8", "int16", "float16", "float32"}));
   cmd->add_flag("--allow-unknown-ops", f->allow_unknown,
                 "import ops outside the supported set as opaque ops (inputs and outputs live while they run)");
+  cmd->add_flag("--canonicalize", f->canonicalize,
+                "before planning, fold Relu/Clip(0,6) into their Conv and make an NCHW graph channels-last (NHWC), "
+                "the form the vmcu patterns, the int8 Cortex-M kernels and codegen use");
 }
 
 sp::StatusOr<sp::ir::Graph> LoadModel(const ModelFlags& f) {
@@ -84,6 +89,10 @@ sp::StatusOr<sp::ir::Graph> LoadModel(const ModelFlags& f) {
   opts.allow_unknown_ops = f.allow_unknown;
   auto t0 = std::chrono::steady_clock::now();
   SP_ASSIGN_OR_RETURN(sp::ir::Graph g, sp::import::ImportModel(f.model, opts));
+  if (f.canonicalize) {
+    SP_ASSIGN_OR_RETURN(sp::transform::CanonicalizeReport r, sp::transform::Canonicalize(&g, {}));
+    Log(1, r.Summary());
+  }
   sp::ir::DataType dt;
   if (!sp::ir::ParseDataType(f.dtype, &dt)) return sp::InvalidArgument("unknown --dtype '" + f.dtype + "'");
   sp::ir::ApplyDtype(g, dt);
