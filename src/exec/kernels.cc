@@ -354,8 +354,11 @@ Status RunMoveF32(const F32Op& ko) {
                             : ct == "align_corners"      ? SP_COORD_ALIGN_CORNERS
                             : ct == "pytorch_half_pixel" ? SP_COORD_PYTORCH_HALF_PIXEL
                                                          : SP_COORD_HALF_PIXEL;
-    if (mode == "linear" || mode == "bilinear")
-      return Check(sp_resize_linear_f32(&x, F(ko.in[0]), coord, &ko.o0, F(ko.out[0])), op);
+    if (mode == "linear" || mode == "bilinear") {
+      // The kernel resizes the last two axes: an NHWC feature map is viewed as (N, C, H, W).
+      sp_tensor_t xl = Describe(g, ko.shape(0), true), yl = Describe(g, ko.oshape(0), true);
+      return Check(sp_resize_linear_f32(&xl, F(ko.in[0]), coord, &yl, F(ko.out[0])), op);
+    }
     std::string nm = op.attrs.GetString("nearest_mode", t == "Upsample" ? "floor" : "round_prefer_floor");
     sp_nearest_mode_t n = nm == "floor" ? SP_NEAREST_FLOOR
                           : nm == "ceil" ? SP_NEAREST_CEIL

@@ -42,20 +42,25 @@ void LinearSource(int64_t o, int64_t in, int64_t out, sp_coord_mode_t mode, int6
   if (*num > (in - 1) * *den) *num = (in - 1) * *den;
 }
 
-// Bilinear resize of the last two axes, input and output sharing parameters: exact rational
-// weights, the weighted sum of the int8 values rounded half away from zero.
+// Bilinear resize of the last two axes, or with `channels_last` of axes 1 and 2 of an NHWC feature
+// map (channels innermost), input and output sharing parameters: exact rational weights, the
+// weighted sum of the int8 values rounded half away from zero.
 Status ResizeLinearS8(const std::string& op_name, const std::vector<int64_t>& xs, const int8_t* xp,
-                      const std::vector<int64_t>& ys, int8_t* yp, sp_coord_mode_t mode) {
+                      const std::vector<int64_t>& ys, int8_t* yp, sp_coord_mode_t mode, bool channels_last) {
   const size_t r = xs.size();
   if (r < 2 || ys.size() != r) return InvalidArgument("op '" + op_name + "': Resize ranks differ");
-  int64_t outer = 1;
-  for (size_t i = 0; i + 2 < r; ++i) {
+  channels_last = channels_last && r >= 3;
+  // The resized axes are [first, first + 2); the others must keep their extents.
+  const size_t first = channels_last ? r - 3 : r - 2;
+  int64_t outer = 1, inner = 1;
+  for (size_t i = 0; i < r; ++i) {
+    if (i == first || i == first + 1) continue;
     if (xs[i] != ys[i])
-      return Unsupported("op '" + op_name +
-                         "': int8 linear Resize of leading axes is not implemented");
-    outer *= xs[i];
+      return Unsupported("op '" + op_name + "': int8 linear Resize of axis " + std::to_string(i) +
+                         " is not implemented (only the two spatial axes)");
+    (i < first ? outer : inner) *= xs[i];
   }
-  const int64_t H = xs[r - 2], W = xs[r - 1], OH = ys[r - 2], OW = ys[r - 1];
+  const int64_t H = xs[first], W = xs[first + 1], OH = ys[first], OW = ys[first + 1];
   struct Tap {
     int64_t i0, i1, w0, w1, den;
   };
@@ -71,17 +76,20 @@ Status ResizeLinearS8(const std::string& op_name, const std::vector<int64_t>& xs
   };
   const std::vector<Tap> ty = taps(H, OH), tx = taps(W, OW);
   for (int64_t b = 0; b < outer; ++b) {
-    const int8_t* ib = xp + b * H * W;
-    int8_t* ob = yp + b * OH * OW;
+    const int8_t* ib = xp + b * H * W * inner;
+    int8_t* ob = yp + b * OH * OW * inner;
     for (int64_t oh = 0; oh < OH; ++oh) {
       const Tap& a = ty[oh];
       for (int64_t ow = 0; ow < OW; ++ow) {
         const Tap& c = tx[ow];
-        const int64_t sum = a.w0 * (c.w0 * ib[a.i0 * W + c.i0] + c.w1 * ib[a.i0 * W + c.i1]) +
-                            a.w1 * (c.w0 * ib[a.i1 * W + c.i0] + c.w1 * ib[a.i1 * W + c.i1]);
-        const int64_t d = a.den * c.den;
-        const int64_t v = sum >= 0 ? (2 * sum + d) / (2 * d) : -((-2 * sum + d) / (2 * d));
-        ob[oh * OW + ow] = static_cast<int8_t>(std::clamp<int64_t>(v, -128, 127));
+        for (int64_t k = 0; k < inner; ++k) {
+          auto at = [&](int64_t y, int64_t x) { return static_cast<int64_t>(ib[(y * W + x) * inner + k]); };
+          const int64_t sum = a.w0 * (c.w0 * at(a.i0, c.i0) + c.w1 * at(a.i0, c.i1)) +
+                              a.w1 * (c.w0 * at(a.i1, c.i0) + c.w1 * at(a.i1, c.i1));
+          const int64_t d = a.den * c.den;
+          const int64_t v = sum >= 0 ? (2 * sum + d) / (2 * d) : -((-2 * sum + d) / (2 * d));
+          ob[(oh * OW + ow) * inner + k] = static_cast<int8_t>(std::clamp<int64_t>(v, -128, 127));
+        }
       }
     }
   }
@@ -156,10 +164,11 @@ StatusOr<OpCalls> BuildResizeS8(const S8Op& o) {
       return Unsupported("op '" + op.name + "': linear Resize of a non-int8 tensor");
     OpCalls c;
     c.host_loop_what = "linear Resize";
-    c.host_loop = [name = op.name, xs = o.shape(0), ys = o.oshape(0), coord](
-                      const std::vector<const uint8_t*>& in, const std::vector<uint8_t*>& out) {
+    c.host_loop = [name = op.name, xs = o.shape(0), ys = o.oshape(0), coord,
+                   nhwc = g.layout == ir::Layout::kNHWC](const std::vector<const uint8_t*>& in,
+                                                         const std::vector<uint8_t*>& out) {
       return ResizeLinearS8(name, xs, reinterpret_cast<const int8_t*>(in[0]), ys,
-                            reinterpret_cast<int8_t*>(out[0]), coord);
+                            reinterpret_cast<int8_t*>(out[0]), coord, nhwc);
     };
     return c;
   }

@@ -10,6 +10,7 @@
 
 #include "exec/executor.h"
 #include "exec/model_data.h"
+#include "import/import.h"
 #include "test_util.h"
 
 namespace sramplan::transform {
@@ -152,6 +153,23 @@ TEST(CanonicalizeTest, SmallCnnComputesTheSameFunction) {
   }
   EXPECT_EQ(convs_with_act, 2);
 }
+
+// Real exports: every bundled ONNX CNN whose rewrite touches a different feature (Resize, squeeze-
+// excite Mul, HardSwish and a segmentation output in LR-ASPP; Concat of branches and a pooled Flatten
+// in GoogLeNet) computes the same outputs after canonicalisation.
+class CanonicalRealModelTest : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(CanonicalRealModelTest, ComputesTheSameFunction) {
+  import::ImportOptions io;
+  auto g = import::ImportModel(SourcePath("models/onnx/" + GetParam() + ".onnx"), io);
+  ASSERT_TRUE(g.ok()) << g.status().message();
+  CanonicalizeReport rep;
+  ExpectSameFunction(*g, &rep);
+  EXPECT_GT(rep.permuted_tensors, 0);
+}
+
+INSTANTIATE_TEST_SUITE_P(Bundled, CanonicalRealModelTest,
+                         ::testing::Values("lraspp_mobilenet_v3_large", "googlenet"));
 
 // A Clip that is not (0, 6), a Relu whose Conv output has a second reader, and a Conv that already
 // has an activation stay as they are.

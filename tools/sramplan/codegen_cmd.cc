@@ -8,6 +8,7 @@
 #include "driver/strategy.h"
 #include "exec/quantize.h"
 #include "import/import.h"
+#include "transform/canonicalize.h"
 #include "report/report.h"
 #include "support/strings.h"
 #include "target/target.h"
@@ -29,6 +30,7 @@ struct CodegenFlags {
   int64_t segment_bytes = 0;
   bool no_circular = false;
   bool allow_unknown = false;
+  bool canonicalize = false;
 };
 
 CodegenFlags& Flags() {
@@ -79,6 +81,9 @@ CLI::App* AddCodegenCommand(CLI::App* app) {
                   "(mps2-an500); default from the target name (STM32F7/H7: cortex-m7)")
       ->check(CLI::IsMember({"cortex-m3", "cortex-m4", "cortex-m7"}));
   cmd->add_flag("--allow-unknown-ops", f.allow_unknown, "import unknown ONNX ops as opaque ops");
+  cmd->add_flag("--canonicalize", f.canonicalize,
+                "fold Relu/Clip(0,6) into their Conv and make an NCHW graph channels-last (NHWC) first; the "
+                "firmware then takes NHWC input");
   cmd->add_option("--segment-bytes", f.segment_bytes, "vmcu: bytes per segment (default 0: the paper's rule)")
       ->check(kByteCount);
   cmd->add_flag("--no-circular-pool", f.no_circular, "vmcu: a linear layout only (no wrap-around)");
@@ -98,6 +103,11 @@ int RunCodegenCommand(int verbosity) {
   io.allow_unknown_ops = f.allow_unknown;
   auto g = import::ImportModel(f.model, io);
   if (!g.ok()) return Fail(g.status());
+  if (f.canonicalize) {
+    auto r = transform::Canonicalize(&*g, {});
+    if (!r.ok()) return Fail(r.status());
+    log(1, r->Summary());
+  }
   ir::ApplyDtype(*g, ir::DataType::kInt8);
   // Quantisation first: it names every op the int8 kernels cannot run before any planning.
   auto t0 = std::chrono::steady_clock::now();
