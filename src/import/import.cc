@@ -51,6 +51,9 @@ StatusOr<ir::Graph> ImportModelBytes(const std::string& bytes, const std::string
   std::string base = path.substr(path.find_last_of('/') == std::string::npos ? 0 : path.find_last_of('/') + 1);
   StatusOr<ir::Graph> g = InvalidArgument("unreachable");
   if (i < bytes.size() && bytes[i] == '{') {
+    if (!options.input_shape.empty())
+      return InvalidArgument("--input-shape applies to ONNX models; '" + path +
+                             "' is JSON: give the shapes in the graph (or the config's resolution) instead");
     SP_ASSIGN_OR_RETURN(nlohmann::json j, ParseJson(bytes, path));
     if (j.is_object() && j.contains("format")) {
       g = ImportNativeJson(bytes, base, options);

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "ir/graph.h"
 
@@ -10,6 +11,9 @@ namespace sramplan::import {
 struct ImportOptions {
   int64_t batch = 1;               // binds the symbolic batch dimension (ONNX dim_param / dim 0)
   bool allow_unknown_ops = false;  // unknown ONNX ops become "Opaque" instead of an error
+  // ONNX only: the dims of the model's only graph input, in its own layout (e.g. {1, 3, 96, 96} to
+  // run an ImageNet export at 96x96); empty: as the file says. Shapes are inferred again from it.
+  std::vector<int64_t> input_shape;
 };
 
 // Picks the importer by the file's content (see docs/graph-format.md) and verifies the result.

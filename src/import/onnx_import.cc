@@ -256,9 +256,37 @@ Status Importer::SortNodes() {
   return Status::Ok();
 }
 
+// --input-shape: the only real graph input gets these dims (checked: same rank, each in range).
+Status Importer::OverrideInputShape() {
+  onnx::GraphProto* g = model_.mutable_graph();
+  std::unordered_set<std::string> real(input_names_.begin(), input_names_.end());
+  std::vector<onnx::ValueInfoProto*> inputs;
+  for (auto& vi : *g->mutable_input())
+    if (real.count(vi.name())) inputs.push_back(&vi);
+  if (inputs.size() != 1) {
+    std::string names;
+    for (auto* vi : inputs) names += (names.empty() ? "" : ", ") + Q(vi->name());
+    return InvalidArgument("--input-shape needs a model with one graph input; this one has " +
+                           std::to_string(inputs.size()) + (names.empty() ? "" : ": " + names));
+  }
+  auto* sh = inputs[0]->mutable_type()->mutable_tensor_type()->mutable_shape();
+  const auto& want = options_.input_shape;
+  if (sh->dim_size() != static_cast<int>(want.size()))
+    return InvalidArgument("--input-shape gives " + std::to_string(want.size()) + " dimensions but graph input " +
+                           Q(inputs[0]->name()) + " has " + std::to_string(sh->dim_size()));
+  for (int a = 0; a < sh->dim_size(); ++a) {
+    if (want[a] < 1 || want[a] > kMaxBytes)
+      return InvalidArgument("--input-shape: dimension " + std::to_string(a) + " is " + std::to_string(want[a]) +
+                             "; every dimension must be between 1 and " + std::to_string(kMaxBytes));
+    sh->mutable_dim(a)->set_dim_value(want[a]);
+  }
+  return Status::Ok();
+}
+
 Status Importer::BindBatch() {
   if (options_.batch <= 0)
     return InvalidArgument("batch must be >= 1 (got " + std::to_string(options_.batch) + ")");
+  if (!options_.input_shape.empty()) SP_RETURN_IF_ERROR(OverrideInputShape());
   onnx::GraphProto* g = model_.mutable_graph();
   std::unordered_set<std::string> real(input_names_.begin(), input_names_.end());
   // The batch parameters: symbolic dims at axis 0, or at axis 1 of sequence-first (S, N, E) inputs

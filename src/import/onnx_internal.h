@@ -225,6 +225,7 @@ class Importer {
   Status CheckNodes();
   Status SortNodes();
   Status BindBatch();
+  Status OverrideInputShape();
   Status ConvertConstantNodes();
   Status InferAndFold();
   Status SeedTypes();

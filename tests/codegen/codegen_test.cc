@@ -554,5 +554,29 @@ class CleanUp : public ::testing::Environment {
 };
 const auto* const kCleanUp = ::testing::AddGlobalTestEnvironment(new CleanUp);
 
+// Firmware from ONNX exports (issue 13): the CLI canonicalises the graph (channels-last, folded
+// activations), plans it with vmcu on the QEMU board's own memory map and the firmware prints the
+// host executor's checksum. MobileNetV2 at 96x96 and SqueezeNet 1.0 at 96x96.
+TEST(Codegen, OnnxCnnFirmwareRunsInQemu) {
+  std::string missing;
+  if (!HaveArmTools(&missing)) GTEST_SKIP() << missing << " is not installed (scripts/install-deps.sh)";
+  for (const char* model : {"mobilenet_v2", "squeezenet1_0"}) {
+    SCOPED_TRACE(model);
+    const std::string dir = FreshDir(std::string("onnx_") + model);
+    auto r = sramplan::testing::Cli("codegen " + SourcePath(std::string("models/onnx/") + model + ".onnx") +
+                                    " --input-shape 1x3x96x96 --canonicalize --target mps2-an386 --strategy vmcu --out '" +
+                                    dir + "'");
+    ASSERT_EQ(r.rc, 0) << r.all();
+    std::string out;
+    ASSERT_EQ(Sh("timeout 300 make -s -C '" + dir + "' check", &out), 0) << out;
+    EXPECT_NE(out.find("matches the host executor"), std::string::npos) << out;
+  }
+  // Without --canonicalize the NCHW export is refused with the fix named.
+  auto r = sramplan::testing::Cli("codegen " + SourcePath("models/onnx/mobilenet_v2.onnx") +
+                                  " --target mps2-an386 --strategy tflm --out '" + FreshDir("onnx_nchw") + "'");
+  EXPECT_EQ(r.rc, 1) << r.all();
+  EXPECT_NE(r.err.find("--canonicalize"), std::string::npos) << r.err;
+}
+
 }  // namespace
 }  // namespace sramplan::codegen

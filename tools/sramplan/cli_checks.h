@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <string>
+#include <vector>
 
 #include "support/strings.h"
 
@@ -51,5 +52,27 @@ inline const CLI::Validator kByteCount(
       return "";
     },
     "BYTES");
+
+// Tensor dims (--input-shape): "1x3x96x96" or "1,3,96,96"; empty text gives no dims.
+inline ::sramplan::StatusOr<std::vector<int64_t>> ParseDims(const std::string& text, const std::string& flag) {
+  std::vector<int64_t> dims;
+  if (text.empty()) return dims;
+  size_t pos = 0;
+  while (pos <= text.size()) {
+    size_t end = text.find_first_of("x,", pos);
+    if (end == std::string::npos) end = text.size();
+    const std::string part = text.substr(pos, end - pos);
+    char* stop = nullptr;
+    errno = 0;
+    const long long v = std::strtoll(part.c_str(), &stop, 10);
+    if (part.empty() || stop != part.c_str() + part.size() || errno == ERANGE || v < 1 || v > (1LL << 31))
+      return ::sramplan::InvalidArgument(flag + " '" + text + "': '" + part +
+                                         "' is not a dimension; give positive whole numbers joined by 'x', e.g. "
+                                         "1x3x96x96");
+    dims.push_back(v);
+    pos = end + 1;
+  }
+  return dims;
+}
 
 }  // namespace sramplan::cli

@@ -31,6 +31,7 @@ struct CodegenFlags {
   bool no_circular = false;
   bool allow_unknown = false;
   bool canonicalize = false;
+  std::string input_shape;
 };
 
 CodegenFlags& Flags() {
@@ -81,6 +82,8 @@ CLI::App* AddCodegenCommand(CLI::App* app) {
                   "(mps2-an500); default from the target name (STM32F7/H7: cortex-m7)")
       ->check(CLI::IsMember({"cortex-m3", "cortex-m4", "cortex-m7"}));
   cmd->add_flag("--allow-unknown-ops", f.allow_unknown, "import unknown ONNX ops as opaque ops");
+  cmd->add_option("--input-shape", f.input_shape,
+                  "ONNX: the dims of the model's only input in its own layout, e.g. 1x3x96x96");
   cmd->add_flag("--canonicalize", f.canonicalize,
                 "fold Relu/Clip(0,6) into their Conv and make an NCHW graph channels-last (NHWC) first; the "
                 "firmware then takes NHWC input");
@@ -101,6 +104,9 @@ int RunCodegenCommand(int verbosity) {
   import::ImportOptions io;
   io.batch = f.batch;
   io.allow_unknown_ops = f.allow_unknown;
+  auto dims = ParseDims(f.input_shape, "--input-shape");
+  if (!dims.ok()) return Fail(dims.status());
+  io.input_shape = *dims;
   auto g = import::ImportModel(f.model, io);
   if (!g.ok()) return Fail(g.status());
   if (f.canonicalize) {

@@ -69,6 +69,7 @@ struct ModelFlags {
   std::string dtype = "int8";
   bool allow_unknown = false;
   bool canonicalize = false;
+  std::string input_shape;
 };
 
 void AddModelFlags(CLI::App* cmd, ModelFlags* f) {
@@ -78,6 +79,9 @@ void AddModelFlags(CLI::App* cmd, ModelFlags* f) {
       ->check(CLI::IsMember({"int8", "uint8", "int16", "float16", "float32"}));
   cmd->add_flag("--allow-unknown-ops", f->allow_unknown,
                 "import ops outside the supported set as opaque ops (inputs and outputs live while they run)");
+  cmd->add_option("--input-shape", f->input_shape,
+                  "ONNX: the dims of the model's only input in its own layout, e.g. 1x3x96x96 (shapes are "
+                  "inferred again from it)");
   cmd->add_flag("--canonicalize", f->canonicalize,
                 "before planning, fold Relu/Clip(0,6) into their Conv and make an NCHW graph channels-last (NHWC), "
                 "the form the vmcu patterns, the int8 Cortex-M kernels and codegen use");
@@ -87,6 +91,7 @@ sp::StatusOr<sp::ir::Graph> LoadModel(const ModelFlags& f) {
   sp::import::ImportOptions opts;
   opts.batch = f.batch;
   opts.allow_unknown_ops = f.allow_unknown;
+  SP_ASSIGN_OR_RETURN(opts.input_shape, sp::cli::ParseDims(f.input_shape, "--input-shape"));
   auto t0 = std::chrono::steady_clock::now();
   SP_ASSIGN_OR_RETURN(sp::ir::Graph g, sp::import::ImportModel(f.model, opts));
   if (f.canonicalize) {
