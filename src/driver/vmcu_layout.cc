@@ -13,6 +13,42 @@ int VmcuBufferIndex(const VmcuInputs& in, ir::TensorId id) {
   return b < 0 ? -1 : in.st.buf_of[b];
 }
 
+namespace {
+
+// TinyEngine's in-place rule for an element-wise step outside any fused group (a residual Add, a
+// BatchNormalization or activation left unfused): the output takes the offset of a same-shaped data
+// input that dies at the step (shift 0, "inplace-elementwise"; the kernels read each element before
+// they write it).
+// As for segment overlaps, a step that fits `cap` without it keeps its own buffer (one of the
+// variants SearchLayout compares; joining classes can constrain the placement elsewhere).
+void JoinInPlaceElementwise(const VmcuInputs& in, int s, int64_t cap, Layout* L) {
+  const ir::Graph& g = in.g;
+  const std::vector<VmcuBuf>& bufs = in.st.bufs;
+  const ir::Op& op = g.op(in.st.steps[s].ops[0]);
+  if (!(ir::IsBinaryElementwise(op.type) || ir::IsUnaryElementwise(op.type)) || op.outputs.size() != 1) return;
+  const ir::Tensor& out = g.tensor(op.outputs[0]);
+  const int yi = VmcuBufferIndex(in, out.id);
+  if (yi < 0 || bufs[yi].tensor != out.id || bufs[yi].first != s || L->cls[yi] != yi) return;
+  for (ir::TensorId id : op.inputs) {
+    const ir::Tensor& x = g.tensor(id);
+    if (x.kind == ir::TensorKind::kConstant || x.kind == ir::TensorKind::kOutput || g.StorageRoot(id) != id) continue;
+    const int xi = VmcuBufferIndex(in, id);
+    if (xi < 0 || xi == yi || bufs[xi].tensor != id || bufs[xi].last != s) continue;
+    if (x.shape != out.shape || ir::DataTypeSize(x.dtype) != ir::DataTypeSize(out.dtype) ||
+        bufs[yi].bytes > bufs[xi].bytes)
+      continue;
+    int64_t live = 0;
+    for (const VmcuBuf& b : bufs) live += b.first <= s && s <= b.last ? b.bytes : 0;
+    if (live <= cap) return;
+    L->cls[yi] = L->cls[xi];
+    L->rel[yi] = L->rel[xi];
+    L->declared.push_back({yi, xi, 0, "inplace-elementwise"});
+    return;
+  }
+}
+
+}  // namespace
+
 Layout BuildLayout(const VmcuInputs& in, int64_t extent_cap, int64_t cap) {
   const ir::Graph& g = in.g;
   const target::Target& t = in.t;
@@ -30,6 +66,10 @@ Layout BuildLayout(const VmcuInputs& in, int64_t extent_cap, int64_t cap) {
   for (size_t k = 0; k < bufs.size(); ++k) extent[k] = bufs[k].bytes;
   for (int s = 0; s < n; ++s) {
     const fusion::StepInfo& si = steps[s];
+    if (si.kind.empty() && si.ops.size() == 1) {
+      JoinInPlaceElementwise(in, s, cap, &L);
+      continue;
+    }
     if (si.kind.empty() || !si.in.valid()) continue;
     int xi = VmcuBufferIndex(in, si.in), yi = VmcuBufferIndex(in, si.out);
     if (xi < 0 || yi < 0 || xi == yi) continue;
@@ -124,7 +164,10 @@ Layout BuildLayout(const VmcuInputs& in, int64_t extent_cap, int64_t cap) {
   }
   L.ws_req.assign(n, -1);
   L.step_overlaps.assign(n, false);
-  for (const auto& d : L.declared) L.step_overlaps[bufs[d.out].first] = true;
+  // Steps whose kernel overlaps (segment shift or in-place depthwise); an in-place element-wise op
+  // runs its plain kernel.
+  for (const auto& d : L.declared)
+    if (d.reason != "inplace-elementwise") L.step_overlaps[bufs[d.out].first] = true;
   for (int s = 0; s < n; ++s)
     if ((L.step_overlaps[s] || steps[s].ops.size() > 1) &&
         (L.workspace[s] > 0 || L.dw_scratch[s] > 0)) {

@@ -78,6 +78,9 @@ int64_t ConvWorkspace(const std::vector<int64_t>& x, const std::vector<int64_t>&
   if (!Fits32(
           {x[1], x[2], x[3], y[3], k[0], k[1], st[0], st[1], pads[0], pads[1], pads[2], pads[3]}))
     return 0;
+  // The segment kernels keep one window's taps on the stack: at most SP_SEG_MAX_TAPS (an AlexNet
+  // 11x11 stem has 121 and runs as a plain op).
+  if (k[0] * k[1] > SP_SEG_MAX_TAPS) return 0;
   sp_seg_conv_shape_t cs{static_cast<int32_t>(x[1]),
                          static_cast<int32_t>(x[2]),
                          static_cast<int32_t>(x[3]),

@@ -24,6 +24,8 @@ int64_t FirstInputTap(int64_t start, int64_t k, int64_t plane, int64_t es, int64
   return std::max<int64_t>(0, first * es - ep);
 }
 
+constexpr int64_t kMaxSegmentTaps = 64;
+
 // Step kinds: each step's kind agrees with its ops, its parameters are in range and set only for
 // the kinds that use them, and a step that needs a workspace (segment, fused-bottleneck,
 // inplace-depthwise) names one whose buffer is live on chip at the step.
@@ -56,6 +58,17 @@ void Checker::CheckStepKinds() {
       Err(where + " must run Conv, DepthwiseConv, Conv [, Add], but runs " + types);
     if (st.kind == StepKind::kInPlaceDepthwise && !(one && ops[0].type == "DepthwiseConv"))
       Err(where + " must run one DepthwiseConv, but runs " + types);
+    if (IsSegmentKind(st.kind))
+      for (const StepOp& op : ops) {
+        if (!IsConvType(op.type)) continue;
+        int64_t taps = 1;
+        for (int64_t k : Attr(op, "kernel_shape", {})) taps = k > 0 && taps <= kInt32Max / k ? taps * k : kInt32Max;
+        // The segment-aware kernels hold one window's taps on the stack (SP_SEG_MAX_TAPS in
+        // runtime/include/sramplan_rt_seg.h).
+        if (taps > kMaxSegmentTaps)
+          Err(where + ": op '" + op.name + "' has a window of " + Str(taps) + " taps; the segment-aware kernels take at most " +
+              Str(kMaxSegmentTaps) + ", so it must run as a plain step");
+      }
     if (st.kind == StepKind::kSegment) {
       const bool op_ok = one && (IsConvType(ops[0].type) || ops[0].type == "Gemm" || ops[0].type == "MatMul");
       bool declared = false;

@@ -154,5 +154,52 @@ TEST(Vmcu, CircularPoolForATightChain) {
   EXPECT_GT(refused, 0);
 }
 
+// A Conv whose window has more taps than the segment kernels hold (AlexNet's 11x11 stem: 121 > 64)
+// runs as a plain step; the verifier refuses it as a segment step. A residual Add and a Relu left
+// outside any fused group take TinyEngine's in-place rule (output over the dying input), so vmcu
+// never needs more than tinyengine for them.
+TEST(Vmcu, WideWindowsRunPlainAndElementwiseOpsInPlace) {
+  const std::string text = R"({
+    "format": "sramplan-graph", "version": 1, "name": "wide", "layout": "NHWC", "dtype": "int8",
+    "tensors": [
+      {"name": "x", "shape": [1, 23, 23, 3], "kind": "input"},
+      {"name": "w", "shape": [8, 11, 11, 3], "kind": "constant"},
+      {"name": "c", "shape": [1, 5, 5, 8]},
+      {"name": "w2", "shape": [8, 3, 3, 8], "kind": "constant"},
+      {"name": "d", "shape": [1, 5, 5, 8]},
+      {"name": "a", "shape": [1, 5, 5, 8]},
+      {"name": "y", "shape": [1, 5, 5, 8], "kind": "output"}
+    ],
+    "ops": [
+      {"name": "stem", "type": "Conv", "inputs": ["x", "w"], "outputs": ["c"],
+       "attrs": {"kernel_shape": [11, 11], "strides": [4, 4], "pads": [2, 2, 2, 2]}},
+      {"name": "conv", "type": "Conv", "inputs": ["c", "w2"], "outputs": ["d"],
+       "attrs": {"kernel_shape": [3, 3], "pads": [1, 1, 1, 1]}},
+      {"name": "add", "type": "Add", "inputs": ["d", "c"], "outputs": ["a"]},
+      {"name": "relu", "type": "Relu", "inputs": ["a"], "outputs": ["y"]}
+    ]
+  })";
+  ir::Graph g = testing::LoadNativeGraph(text);
+  plan::Plan v = Plan(g, "vmcu");
+  ASSERT_EQ(v.steps.size(), 4u);
+  EXPECT_EQ(v.steps[0].kind, plan::StepKind::kOp);
+  EXPECT_TRUE(plan::VerifyPlan(v).ok()) << plan::VerifyPlan(v).Summary();
+  int inplace = 0;
+  for (const auto& b : v.buffers)
+    for (const auto& o : b.overlaps) inplace += o.reason == "inplace-elementwise";
+  EXPECT_EQ(inplace, 2);  // the Add over its dying input, the Relu over the Add's output
+  EXPECT_LE(v.metrics.arena_bytes, Plan(g, "tinyengine").metrics.arena_bytes);
+  // It runs in its arena bit-exact (the in-place ops through their plain kernels).
+  auto run = testing::Cli("verify " + testing::WriteTempFile("wide.graph.json", text) +
+                          " --target stm32f411re --strategy vmcu");
+  EXPECT_EQ(run.rc, 0) << run.all();
+  // The same step declared as a segment step is refused for its window.
+  plan::Plan bad = v;
+  bad.steps[0].kind = plan::StepKind::kSegment;
+  auto r = plan::VerifyPlan(bad);
+  EXPECT_FALSE(r.ok());
+  EXPECT_NE(r.Summary().find("121 taps"), std::string::npos) << r.Summary();
+}
+
 }  // namespace
 }  // namespace sramplan::driver
