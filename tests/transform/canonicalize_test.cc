@@ -161,6 +161,7 @@ class CanonicalRealModelTest : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(CanonicalRealModelTest, ComputesTheSameFunction) {
   import::ImportOptions io;
+  if (GetParam() == "googlenet") io.input_shape = {1, 3, 96, 96};  // the same graph, a quarter of the work
   auto g = import::ImportModel(SourcePath("models/onnx/" + GetParam() + ".onnx"), io);
   ASSERT_TRUE(g.ok()) << g.status().message();
   CanonicalizeReport rep;
@@ -234,6 +235,24 @@ TEST(CanonicalizeTest, VmcuFusesMobileNetV2FromOnnx) {
   ASSERT_GT(te, 0);
   ASSERT_GT(vm, 0);
   EXPECT_LE(vm * 3, te) << "vmcu " << vm << " tinyengine " << te;
+}
+
+// --input-shape re-infers an ONNX export at another resolution, and names what is wrong with a bad one.
+TEST(CanonicalizeTest, InputShapeOverride) {
+  const std::string m = SourcePath("models/onnx/mobilenet_v2.onnx");
+  auto r = Cli("inspect " + m + " --input-shape 1x3x96x96");
+  EXPECT_EQ(r.rc, 0) << r.all();
+  EXPECT_NE(r.out.find("input 27648 B"), std::string::npos) << r.out;  // 3 x 96 x 96 int8
+  EXPECT_NE(r.out.find("[1x1280x3x3]"), std::string::npos) << r.out;   // the last feature map
+  r = Cli("inspect " + m + " --input-shape 1x3x96");
+  EXPECT_EQ(r.rc, 1);
+  EXPECT_NE(r.err.find("gives 3 dimensions but graph input 'input' has 4"), std::string::npos) << r.err;
+  r = Cli("inspect " + m + " --input-shape 1x3x0x96");
+  EXPECT_EQ(r.rc, 1);
+  EXPECT_NE(r.err.find("'0' is not a dimension"), std::string::npos) << r.err;
+  r = Cli("inspect " + SourcePath("models/mcunet_blocks/B1.graph.json") + " --input-shape 1x96x96x3");
+  EXPECT_EQ(r.rc, 1);
+  EXPECT_NE(r.err.find("applies to ONNX models"), std::string::npos) << r.err;
 }
 
 TEST(CanonicalizeTest, CliSaysWhatItDid) {
