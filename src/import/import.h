@@ -1,4 +1,5 @@
-// Model importers: ONNX (graph-only files welcome), the native JSON graph format, MCUNet configs.
+// Model importers: ONNX (graph-only files welcome), the native JSON graph format, MCUNet configs,
+// .tflite flatbuffers.
 #pragma once
 
 #include <string>
@@ -27,6 +28,10 @@ StatusOr<ir::Graph> ImportNativeJson(const std::string& text, const std::string&
 // MCUNet / ProxylessNAS JSON config (first_conv, blocks, feature_mix_layer, classifier) -> int8 NHWC.
 StatusOr<ir::Graph> ImportMcunetConfig(const std::string& text, const std::string& name,
                                        const ImportOptions& options);
+
+// A .tflite flatbuffer (subgraph 0) -> NHWC graph, quantised tensors as float32 with the file's
+// quantisation parameters and dequantised constants (import/tflite_import.cc).
+StatusOr<ir::Graph> ImportTflite(const std::string& bytes, const std::string& name, const ImportOptions& options);
 
 // The ONNX operator types the importer maps (for --help and error messages).
 const std::vector<std::string>& SupportedOnnxOps();
