@@ -170,14 +170,14 @@ StatusOr<TflmArena> PredictTflmArena(const std::string& bytes, const tfl::Model&
 }
 
 std::string TflmArenaSummary(const TflmArena& a) {
-  char line[512];
+  char line[640];
   std::snprintf(line, sizeof line,
-                "tflm_arena_bytes %s = planned head %s (%lld tensor buffers, %lld scratch buffers of %s) + "
-                "persistent tail %s (32-bit estimate) + %lld alignment\n",
-                Commas(a.arena_bytes()).c_str(), Commas(a.planned_bytes).c_str(),
-                static_cast<long long>(a.tensor_buffers), static_cast<long long>(a.scratch_buffers),
-                HumanBytes(a.scratch_bytes).c_str(), Commas(a.persistent_bytes_32bit).c_str(),
-                static_cast<long long>(a.alignment_slack));
+                "tflm_arena_bytes: planned head %s B (TFLM's GreedyMemoryPlanner over %lld tensor buffers and %lld "
+                "kernel scratch buffers of %s B; tensors alone reach %s B) + TFLM's persistent tail (not predicted: "
+                "measure arena_used_bytes() - head on the target) + up to 15 B to align the arena start\n",
+                Commas(a.planned_bytes).c_str(), static_cast<long long>(a.tensor_buffers),
+                static_cast<long long>(a.scratch_buffers), Commas(a.scratch_bytes).c_str(),
+                Commas(a.peak_tensor_bytes).c_str());
   return line;
 }
 

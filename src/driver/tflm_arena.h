@@ -41,10 +41,10 @@ struct TflmArena {
   int64_t tensor_buffers = 0;          // how many of the buffers are tensors
   int64_t scratch_buffers = 0;         // ... and kernel scratch buffers
   int64_t scratch_bytes = 0;           // sum of the scratch buffers' planned sizes
-  int64_t peak_tensor_bytes = 0;       // the head if it held the tensors only (scratch left out)
-  int64_t persistent_bytes_32bit = 0;  // estimated tail on a 32-bit Cortex-M build (see .cc)
-  int64_t alignment_slack = 16;        // TFLM aligns the arena start to 16 bytes
-  int64_t arena_bytes() const { return planned_bytes + persistent_bytes_32bit + alignment_slack; }
+  int64_t peak_tensor_bytes = 0;       // highest end of a tensor buffer (scratch buffers left out)
+  // Not predicted: the persistent tail (TFLM's allocator objects, eval tensors, nodes, kernels' op
+  // data and per-channel parameters; pointer-size and kernel dependent). arena_size = head + tail +
+  // up to 15 bytes when the arena's start is not 16-byte aligned.
   std::vector<TflmBuffer> buffers;     // in the order TFLM adds them to the planner
 };
 
@@ -52,7 +52,7 @@ struct TflmArena {
 StatusOr<TflmArena> PredictTflmArena(const std::string& bytes, const import::tflite::Model& m,
                                      const TflmArenaOptions& options = {});
 
-// One line per part, for the CLI ("tflm_arena_bytes 85,120 = planned head 55,296 + ...").
+// The CLI's lines: the planned head and its parts, and what is not predicted.
 std::string TflmArenaSummary(const TflmArena& a);
 
 }  // namespace sramplan::driver

@@ -29,7 +29,7 @@ std::string Dims(const std::vector<int64_t>& s) {
 class TfliteImporter {
  public:
   TfliteImporter(const std::string& bytes, const tfl::Model& m, const std::string& name, const ImportOptions& o)
-      : bytes_(bytes), m_(m), sg_(m.subgraphs[0]), options_(o) {
+      : bytes_(bytes), m_(m), sg_(m.subgraphs[0]), options_(o), ir_names_(tfl::IrTensorNames(m.subgraphs[0])) {
     g_.name = name;
     g_.layout = ir::Layout::kNHWC;
   }
@@ -98,10 +98,8 @@ class TfliteImporter {
   }
 
   std::string UniqueName(int t) {
-    std::string n = T(t).name.empty() ? "t" + std::to_string(t) : T(t).name;
-    if (names_.count(n)) n += "#" + std::to_string(t);
-    names_.insert(n);
-    return n;
+    names_.insert(ir_names_[t]);
+    return ir_names_[t];
   }
 
   ir::Tensor Base(int t) {
@@ -246,10 +244,12 @@ class TfliteImporter {
   }
 
   // A view tensor (Reshape output) named after `base`, for FULLY_CONNECTED's flattening and the like.
-  ir::TensorId ViewTensor(ir::TensorId like, const std::string& name, std::vector<int64_t> shape) {
+  ir::TensorId ViewTensor(ir::TensorId like, const std::string& base, std::vector<int64_t> shape) {
     ir::Tensor x;
-    x.name = name;
-    names_.insert(name);
+    x.name = base;
+    const std::set<std::string> file_names(ir_names_.begin(), ir_names_.end());
+    while (names_.count(x.name) || file_names.count(x.name)) x.name += "'";
+    names_.insert(x.name);
     x.shape = std::move(shape);
     x.dtype = g_.tensor(like).dtype;
     x.quant = g_.tensor(like).quant;
@@ -267,6 +267,7 @@ class TfliteImporter {
   const ImportOptions& options_;
   ir::Graph g_;
   std::map<int, ir::TensorId> ir_;
+  std::vector<std::string> ir_names_;  // per file tensor (tfl::IrTensorNames)
   std::set<std::string> names_;
 };
 

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <map>
 
 namespace sramplan::import::tflite {
 namespace {
@@ -297,6 +298,17 @@ std::string BuiltinName(int code) {
   for (const auto& [c, n] : kNames)
     if (c == code) return n;
   return "BUILTIN_" + std::to_string(code);
+}
+
+std::vector<std::string> IrTensorNames(const Subgraph& sg) {
+  std::map<std::string, int> count;
+  for (const Tensor& t : sg.tensors) ++count[t.name];
+  std::vector<std::string> names;
+  for (size_t i = 0; i < sg.tensors.size(); ++i) {
+    const std::string& n = sg.tensors[i].name;
+    names.push_back(n.empty() ? "t" + std::to_string(i) : count[n] > 1 ? n + "#" + std::to_string(i) : n);
+  }
+  return names;
 }
 
 bool LooksLikeTflite(std::string_view bytes) { return bytes.size() >= 8 && bytes.substr(4, 4) == "TFL3"; }

@@ -107,6 +107,11 @@ inline std::string_view BufferData(const std::string& bytes, const Model& m, uin
   return std::string_view(bytes).substr(b.data_offset, b.size);
 }
 
+// The IR tensor name of every tensor of `sg` (the importer's and the offline-plan export's one rule):
+// the file's name when it is non-empty and unique in the subgraph, else "<name>#<index>" ("t<index>"
+// for an empty name).
+std::vector<std::string> IrTensorNames(const Subgraph& sg);
+
 // True when `bytes` starts like a .tflite file (the "TFL3" file identifier at bytes 4..7).
 bool LooksLikeTflite(std::string_view bytes);
 

@@ -54,7 +54,7 @@ TEST(TflmArena, SmallModelByHand) {
   EXPECT_EQ(a->planned_bytes, 384);
   EXPECT_EQ(a->scratch_buffers, 1);
   EXPECT_EQ(a->scratch_bytes, 32);
-  EXPECT_NE(TflmArenaSummary(*a).find("planned head 384"), std::string::npos) << TflmArenaSummary(*a);
+  EXPECT_NE(TflmArenaSummary(*a).find("planned head 384 B"), std::string::npos) << TflmArenaSummary(*a);
 }
 
 TEST(TflmArena, OfflineOffsetsAreFixed) {

@@ -26,6 +26,7 @@
 #include "target/target.h"
 #include "cli_checks.h"
 #include "codegen_cmd.h"
+#include "tflite_cmd.h"
 
 namespace sp = sramplan;
 
@@ -70,7 +71,7 @@ struct ModelFlags {
 };
 
 void AddModelFlags(CLI::App* cmd, ModelFlags* f) {
-  cmd->add_option("model", f->model, "model: .onnx, native .graph.json, or an MCUNet config .json")->required();
+  cmd->add_option("model", f->model, "model: .onnx, .tflite, native .graph.json, or an MCUNet config .json")->required();
   cmd->add_option("--batch", f->batch, "bind the symbolic batch dimension (default 1)");
   cmd->add_option("--dtype", f->dtype, "element type of activations and weights: int8 (default), int16, float32")
       ->check(CLI::IsMember({"int8", "uint8", "int16", "float16", "float32"}));
@@ -176,6 +177,8 @@ struct PlanFlags {
   std::string dump_after;  // a pass of the strategy's pipeline
   std::string dump_all;    // a directory
   BudgetFlags budget;
+  std::string tflite_out;               // .tflite models: write the plan as TFLM's offline plan
+  std::string tflm_kernels = "reference";  // .tflite models: whose scratch buffers tflm_arena_bytes counts
 };
 
 // --dump-after PASS / --dump-all DIR: the planning context after passes, as JSON files.
@@ -283,6 +286,21 @@ int CmdPlan(const ModelFlags& f, const PlanFlags& pf) {
   }
   bool any_fits = false;
   for (const auto& p : plans) any_fits = any_fits || p.metrics.fits;
+  if (sp::cli::IsTfliteFile(f.model)) {  // issue 20: what TFLite Micro needs, and the plan handed back to it
+    const auto kernels =
+        pf.tflm_kernels == "cmsis-nn" ? sp::driver::TflmKernels::kCmsisNn : sp::driver::TflmKernels::kReference;
+    auto report = sp::cli::TflmArenaReport(f.model, kernels);
+    if (!report.ok()) return Fail(report.status());
+    std::cout << *report;
+    if (!pf.tflite_out.empty()) {
+      if (plans.size() != 1) return Fail(sp::InvalidArgument("--tflite-out needs one --strategy, not 'all'"));
+      auto wrote = sp::cli::WriteTfliteWithPlan(f.model, pf.tflite_out, *g, plans[0], kernels);
+      if (!wrote.ok()) return Fail(wrote.status());
+      std::cout << *wrote;
+    }
+  } else if (!pf.tflite_out.empty()) {
+    return Fail(sp::InvalidArgument("--tflite-out needs a .tflite model; '" + f.model + "' is not one"));
+  }
   if (plans.size() == 1) {
     const auto& p = plans[0];
     if (verbosity >= 1) std::cout << sp::report::PlanSummary(p);
@@ -545,6 +563,13 @@ int main(int argc, char** argv) {
   plan->add_flag("--map", pf.map, "always print the ASCII memory map");
   plan->add_flag("--no-map", pf.no_map, "never print the ASCII memory map");
   plan->add_flag("--print-target", pf.print_target, "print the resolved target as JSON first");
+  plan->add_option("--tflite-out", pf.tflite_out,
+                   ".tflite models: write the model with this plan as TFLite Micro's offline memory plan "
+                   "(OfflineMemoryAllocation metadata) to this file");
+  plan->add_option("--tflm-kernels", pf.tflm_kernels,
+                   ".tflite models: kernels whose scratch buffers tflm_arena_bytes counts: reference (default) "
+                   "or cmsis-nn")
+      ->check(CLI::IsMember({"reference", "cmsis-nn"}));
   AddBudgetFlags(plan, &pf.budget);
 
   ModelFlags verify_flags;
