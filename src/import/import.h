@@ -11,6 +11,7 @@ namespace sramplan::import {
 struct ImportOptions {
   int64_t batch = 1;               // binds the symbolic batch dimension (ONNX dim_param / dim 0)
   bool allow_unknown_ops = false;  // unknown ONNX ops become "Opaque" instead of an error
+  bool fold_pad = false;           // .tflite: a spatial PAD feeding only a convolution becomes its padding
 };
 
 // Picks the importer by the file's content (see docs/graph-format.md) and verifies the result.

@@ -5,6 +5,7 @@
 // and `verify` runs the model's own weights. Constant int32 operands that are parameters (RESHAPE's
 // shape, MEAN's axes, PAD's paddings, TRANSPOSE's perm, STRIDED_SLICE's begin/end/strides) become
 // attributes. Fused activations become the Conv `activation` attribute (relu, relu6).
+#include <algorithm>
 #include <cstring>
 #include <map>
 #include <set>
@@ -256,6 +257,24 @@ class TfliteImporter {
     return g_.AddTensor(std::move(x));
   }
 
+  // --fold-pad: a PAD of H and W only (NHWC, rank 4) whose output is no model output and is read only
+  // by CONV_2D / DEPTHWISE_CONV_2D as their input 0, with the same zero point on both sides (TFLite
+  // pads int8 with the zero point, as a convolution's own padding does).
+  bool FoldablePad(const tfl::Operator& pad, const std::vector<int64_t>& pads) const {
+    const int out = pad.outputs[0], in = pad.inputs[0];
+    if (T(in).shape.size() != 4 || pads[0] != 0 || pads[3] != 0 || pads[4] != 0 || pads[7] != 0) return false;
+    if (std::find(sg_.outputs.begin(), sg_.outputs.end(), out) != sg_.outputs.end()) return false;
+    if (T(in).quant.zero_point != T(out).quant.zero_point || T(in).quant.scale != T(out).quant.scale) return false;
+    int readers = 0;
+    for (const auto& op : sg_.operators)
+      for (size_t k = 0; k < op.inputs.size(); ++k)
+        if (op.inputs[k] == out) {
+          if ((op.builtin != tfl::kConv2D && op.builtin != tfl::kDepthwiseConv2D) || k != 0) return false;
+          ++readers;
+        }
+    return readers > 0;
+  }
+
   Status Convert(int index, const tfl::Operator& op);
   Status ConvertConv(const std::string& name, const tfl::Operator& op, bool depthwise);
   Status ConvertFullyConnected(const std::string& name, const tfl::Operator& op);
@@ -268,17 +287,31 @@ class TfliteImporter {
   ir::Graph g_;
   std::map<int, ir::TensorId> ir_;
   std::vector<std::string> ir_names_;  // per file tensor (tfl::IrTensorNames)
+  struct FoldedPad {
+    int source = 0;                // the PAD's input tensor
+    std::vector<int64_t> pads;     // [top, left, bottom, right]
+  };
+  std::map<int, FoldedPad> folded_;  // --fold-pad: PAD output tensor -> what the convolution reads instead
   std::set<std::string> names_;
 };
 
 
 Status TfliteImporter::ConvertConv(const std::string& name, const tfl::Operator& op, bool depthwise) {
   if (op.inputs.size() < 2 || op.outputs.size() != 1) return InvalidArgument("needs input, filter [and bias] and one output");
-  SP_ASSIGN_OR_RETURN(ir::TensorId x, Input(op, 0));
+  std::vector<int64_t> extra = {0, 0, 0, 0};
+  ir::TensorId x;
+  std::vector<int64_t> xs;  // the input as the filter sees it (after a folded PAD)
+  if (auto f = folded_.find(op.inputs[0]); f != folded_.end()) {
+    SP_ASSIGN_OR_RETURN(x, Activation(f->second.source));
+    extra = f->second.pads;
+    xs = Shape(T(op.inputs[0]));
+  } else {
+    SP_ASSIGN_OR_RETURN(x, Input(op, 0));
+    xs = g_.tensor(x).shape;
+  }
   const int wt = op.inputs[1];
   if (wt < 0 || !IsConstant(wt)) return Unsupported("its filter must be a constant tensor");
   const std::vector<int32_t> ws = T(wt).shape;
-  const std::vector<int64_t> xs = g_.tensor(x).shape;
   if (ws.size() != 4 || xs.size() != 4)
     return InvalidArgument("input " + Dims(xs) + " and filter " + Dims(Shape(T(wt))) + " must both have rank 4 (NHWC, OHWI)");
   const auto& o = op.options;
@@ -318,7 +351,9 @@ Status TfliteImporter::ConvertConv(const std::string& name, const tfl::Operator&
   a.Set("kernel_shape", std::vector<int64_t>{kh, kw});
   a.Set("strides", std::vector<int64_t>{o.stride_h, o.stride_w});
   a.Set("dilations", std::vector<int64_t>{o.dilation_h, o.dilation_w});
-  a.Set("pads", Pads(o.padding, xs[1], xs[2], kh, kw, o.stride_h, o.stride_w, o.dilation_h, o.dilation_w));
+  std::vector<int64_t> pads = Pads(o.padding, xs[1], xs[2], kh, kw, o.stride_h, o.stride_w, o.dilation_h, o.dilation_w);
+  for (int k = 0; k < 4; ++k) pads[k] += extra[k];
+  a.Set("pads", pads);
   a.Set("group", group);
   SP_ASSIGN_OR_RETURN(std::string act, FusedActivation(o.activation));
   a.Set("activation", act);
@@ -484,6 +519,10 @@ Status TfliteImporter::Convert(int index, const tfl::Operator& op) {
         if (p[2 * i] < 0 || p[2 * i + 1] < 0) return InvalidArgument("negative padding");
         pads[i] = p[2 * i];
         pads[i + r] = p[2 * i + 1];
+      }
+      if (options_.fold_pad && FoldablePad(op, pads)) {
+        folded_[op.outputs[0]] = FoldedPad{op.inputs[0], {pads[1], pads[2], pads[1 + r], pads[2 + r]}};
+        return Status::Ok();
       }
       ir::Attributes a;
       a.Set("pads", pads);

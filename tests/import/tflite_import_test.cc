@@ -5,6 +5,9 @@
 #include <fstream>
 #include <sstream>
 
+#include "analysis/liveness.h"
+#include "exec/executor.h"
+#include "exec/model_data.h"
 #include "import/import.h"
 #include "import/tflite_model.h"
 #include "import/tflite_writer.h"
@@ -103,6 +106,60 @@ TEST(Tflite, FullyConnectedFlattensAndReshapeIsAView) {
   const ir::Op* flat = FindOp(*g2, "Reshape");
   ASSERT_NE(flat, nullptr);
   EXPECT_EQ(g2->tensor(flat->outputs[0]).shape, (std::vector<int64_t>{1, 8}));
+}
+
+// x [1,5,5,4] -> PAD H and W by (0, 1) -> [1,6,6,4] -> DEPTHWISE 3x3 stride 2 VALID -> [1,2,2,4].
+tfl::ModelToWrite PadThenDepthwise() {
+  tfl::ModelToWrite m;
+  std::vector<int32_t> paddings = {0, 0, 0, 1, 0, 1, 0, 0};
+  std::vector<int8_t> w(36, 1);
+  m.buffers = {"", testing::Bytes(paddings), testing::Bytes(w)};
+  m.subgraph.tensors = {TflTensor("x", {1, 5, 5, 4}, tfl::kInt8), TflTensor("paddings", {4, 2}, tfl::kInt32, 1, {}, {}),
+                        TflTensor("padded", {1, 6, 6, 4}, tfl::kInt8), TflTensor("w", {1, 3, 3, 4}, tfl::kInt8, 2),
+                        TflTensor("y", {1, 2, 2, 4}, tfl::kInt8)};
+  tfl::Options dw;
+  dw.padding = 1;
+  dw.stride_h = dw.stride_w = 2;
+  m.subgraph.operators = {TflOp(tfl::kPad, {0, 1}, {2}), TflOp(tfl::kDepthwiseConv2D, {2, 3, -1}, {4}, dw)};
+  m.subgraph.inputs = {0};
+  m.subgraph.outputs = {4};
+  return m;
+}
+
+TEST(Tflite, FoldPadMakesThePaddingTheConvolutions) {
+  const std::string bytes = tfl::WriteModel(PadThenDepthwise());
+  auto plain = ImportModelBytes(bytes, "pad.tflite", {});
+  ASSERT_TRUE(plain.ok()) << plain.status().message();
+  ASSERT_NE(FindOp(*plain, "Pad"), nullptr);
+  EXPECT_EQ(FindOp(*plain, "Pad")->attrs.GetInts("pads"), (std::vector<int64_t>{0, 0, 0, 0, 0, 1, 1, 0}));
+  ImportOptions fold;
+  fold.fold_pad = true;
+  auto g = ImportModelBytes(bytes, "pad.tflite", fold);
+  ASSERT_TRUE(g.ok()) << g.status().message();
+  EXPECT_EQ(FindOp(*g, "Pad"), nullptr);
+  const ir::Op* dw = FindOp(*g, "Conv");
+  ASSERT_NE(dw, nullptr);
+  EXPECT_EQ(g->tensor(dw->inputs[0]).name, "x");
+  EXPECT_EQ(dw->attrs.GetInts("pads"), (std::vector<int64_t>{0, 0, 1, 1}));  // top, left, bottom, right
+  EXPECT_EQ(g->tensor(dw->outputs[0]).shape, (std::vector<int64_t>{1, 2, 2, 4}));
+  // Both graphs compute the same float32 outputs (the convolution pads with zeros as PAD does).
+  ir::Graph gp = *plain, gf = *g;
+  auto dp = exec::MakeModelData(gp, 7), df = exec::MakeModelData(gf, 7);
+  ASSERT_TRUE(dp.ok() && df.ok());
+  const auto xp = *gp.FindTensor("x"), xf = *gf.FindTensor("x");
+  df->values[xf.value()] = dp->values[xp.value()];
+  auto rp = exec::RunNaive(gp, analysis::ModelOrder(gp), *dp, nullptr);
+  auto rf = exec::RunNaive(gf, analysis::ModelOrder(gf), *df, nullptr);
+  ASSERT_TRUE(rp.ok() && rf.ok());
+  EXPECT_EQ(rp->outputs, rf->outputs);
+  // A PAD that something else also reads stays.
+  auto m = PadThenDepthwise();
+  m.subgraph.tensors.push_back(TflTensor("z", {1, 6, 6, 4}, tfl::kInt8));
+  m.subgraph.operators.push_back(TflOp(tfl::kRelu, {2}, {5}));
+  m.subgraph.outputs = {4, 5};
+  auto kept = ImportModelBytes(tfl::WriteModel(m), "pad2.tflite", fold);
+  ASSERT_TRUE(kept.ok()) << kept.status().message();
+  EXPECT_NE(FindOp(*kept, "Pad"), nullptr);
 }
 
 TEST(Tflite, UnknownOpsFollowAllowUnknownOps) {

@@ -68,6 +68,7 @@ struct ModelFlags {
   int64_t batch = 1;
   std::string dtype = "int8";
   bool allow_unknown = false;
+  bool fold_pad = false;
 };
 
 void AddModelFlags(CLI::App* cmd, ModelFlags* f) {
@@ -77,12 +78,16 @@ void AddModelFlags(CLI::App* cmd, ModelFlags* f) {
       ->check(CLI::IsMember({"int8", "uint8", "int16", "float16", "float32"}));
   cmd->add_flag("--allow-unknown-ops", f->allow_unknown,
                 "import ops outside the supported set as opaque ops (inputs and outputs live while they run)");
+  cmd->add_flag("--fold-pad", f->fold_pad,
+                ".tflite: fold a spatial PAD that only feeds convolutions into their padding (the padded copy is "
+                "never made; TFLM itself keeps it)");
 }
 
 sp::StatusOr<sp::ir::Graph> LoadModel(const ModelFlags& f) {
   sp::import::ImportOptions opts;
   opts.batch = f.batch;
   opts.allow_unknown_ops = f.allow_unknown;
+  opts.fold_pad = f.fold_pad;
   auto t0 = std::chrono::steady_clock::now();
   SP_ASSIGN_OR_RETURN(sp::ir::Graph g, sp::import::ImportModel(f.model, opts));
   sp::ir::DataType dt;
