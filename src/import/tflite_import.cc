@@ -20,6 +20,7 @@ namespace {
 namespace tfl = tflite;
 
 constexpr int64_t kMaxTensorBytes = int64_t{1} << 31;
+constexpr int kMaxWindow = 1 << 16;  // largest stride, dilation or pooling window accepted
 
 std::string Dims(const std::vector<int64_t>& s) {
   std::string r;
@@ -315,8 +316,9 @@ Status TfliteImporter::ConvertConv(const std::string& name, const tfl::Operator&
   if (ws.size() != 4 || xs.size() != 4)
     return InvalidArgument("input " + Dims(xs) + " and filter " + Dims(Shape(T(wt))) + " must both have rank 4 (NHWC, OHWI)");
   const auto& o = op.options;
-  if (o.stride_h < 1 || o.stride_w < 1 || o.dilation_h < 1 || o.dilation_w < 1)
-    return InvalidArgument("strides and dilations must be at least 1 (got stride " + std::to_string(o.stride_h) + "x" +
+  if (o.stride_h < 1 || o.stride_w < 1 || o.dilation_h < 1 || o.dilation_w < 1 || o.stride_h > kMaxWindow ||
+      o.stride_w > kMaxWindow || o.dilation_h > kMaxWindow || o.dilation_w > kMaxWindow)
+    return InvalidArgument("strides and dilations must be in [1, 65536] (got stride " + std::to_string(o.stride_h) + "x" +
                            std::to_string(o.stride_w) + ", dilation " + std::to_string(o.dilation_h) + "x" +
                            std::to_string(o.dilation_w) + ")");
   const int64_t kh = ws[1], kw = ws[2], c_in = xs[3];
@@ -480,8 +482,11 @@ Status TfliteImporter::Convert(int index, const tfl::Operator& op) {
       SP_ASSIGN_OR_RETURN(ir::TensorId x, Input(op, 0));
       const std::vector<int64_t> xs = g_.tensor(x).shape;
       if (xs.size() != 4) return InvalidArgument("input " + Dims(xs) + " must be NHWC");
-      if (o.stride_h < 1 || o.stride_w < 1 || o.filter_h < 1 || o.filter_w < 1)
-        return InvalidArgument("filter and strides must be at least 1");
+      if (o.stride_h < 1 || o.stride_w < 1 || o.filter_h < 1 || o.filter_w < 1 || o.stride_h > kMaxWindow ||
+          o.stride_w > kMaxWindow || o.filter_h > kMaxWindow || o.filter_w > kMaxWindow)
+        return InvalidArgument("filter and strides must be in [1, 65536] (got filter " + std::to_string(o.filter_h) +
+                               "x" + std::to_string(o.filter_w) + ", stride " + std::to_string(o.stride_h) + "x" +
+                               std::to_string(o.stride_w) + ")");
       ir::Attributes a;
       a.Set("kernel_shape", std::vector<int64_t>{o.filter_h, o.filter_w});
       a.Set("strides", std::vector<int64_t>{o.stride_h, o.stride_w});
