@@ -72,13 +72,20 @@ TEST(TflmArena, OfflineOffsetsAreFixed) {
   auto a = PredictTflmArena(*planned, *pm);
   ASSERT_TRUE(a.ok()) << a.status().message();
   for (const auto& b : a->buffers) {
-    if (b.tensor == 3) EXPECT_EQ(b.offset, 0);
-    if (b.tensor == 6) EXPECT_EQ(b.offset, 256);
+    if (b.tensor == 3) {
+      EXPECT_EQ(b.offset, 0);
+    }
+    if (b.tensor == 6) {
+      EXPECT_EQ(b.offset, 256);
+    }
     EXPECT_EQ(b.offline, b.tensor == 3 || b.tensor == 6);
   }
   // dw/out [2,3] overlaps conv/out [0,128) and add/out [256,384) -> @128.
-  for (const auto& b : a->buffers)
-    if (b.tensor == 5) EXPECT_EQ(b.offset, 128);
+  for (const auto& b : a->buffers) {
+    if (b.tensor == 5) {
+      EXPECT_EQ(b.offset, 128);
+    }
+  }
   EXPECT_EQ(a->planned_bytes, 384);
   // Offsets of the wrong length are refused, as TFLM does.
   TflmArenaOptions bad;
