@@ -57,6 +57,23 @@ TEST(TflmArena, SmallModelByHand) {
   EXPECT_NE(TflmArenaSummary(*a).find("planned head 384 B"), std::string::npos) << TflmArenaSummary(*a);
 }
 
+// --tflm-kernels cmsis-nn adds the CMSIS-NN (DSP) buffers sramplan computes (not checked against a
+// real CMSIS-NN build): the 1x1 conv over 2 channels misses the fast path (channels % 4 != 0), so
+// im2col of 2 x 2 x 1 x 1 int16 = 8 B -> 16 B; the 3x3 depthwise uses the 3x3 kernel, no buffer.
+TEST(TflmArena, CmsisNnScratchOption) {
+  const std::string bytes = tfl::WriteModel(testing::SmallTfliteModel());
+  auto m = tfl::ParseModel(bytes, "small.tflite");
+  ASSERT_TRUE(m.ok());
+  TflmArenaOptions o;
+  o.kernels = TflmKernels::kCmsisNn;
+  auto a = PredictTflmArena(bytes, *m, o);
+  ASSERT_TRUE(a.ok()) << a.status().message();
+  EXPECT_EQ(a->scratch_buffers, 2);
+  EXPECT_EQ(a->scratch_bytes, 16 + 32);
+  EXPECT_EQ(a->buffers[5].op, 0);  // the conv's, added before MEAN's
+  EXPECT_EQ(a->buffers[5].bytes, 8);
+}
+
 TEST(TflmArena, OfflineOffsetsAreFixed) {
   const std::string bytes = tfl::WriteModel(testing::SmallTfliteModel());
   auto m = tfl::ParseModel(bytes, "small.tflite");
