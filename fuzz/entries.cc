@@ -12,7 +12,9 @@
 #include "exec/executor.h"
 #include "exec/model_data.h"
 #include "exec/quantize.h"
+#include "driver/tflm_arena.h"
 #include "import/import.h"
+#include "import/tflite_writer.h"
 #include "placement/optimal.h"
 #include "placement/problem_csv.h"
 #include "plan/plan.h"
@@ -247,6 +249,31 @@ int RunModelFile(const uint8_t* data, size_t size) {
   return CheckImported(import::ImportModelBytes(Text(data, size), "fuzz.model", o), "ImportModelBytes");
 }
 
+int RunTflite(const uint8_t* data, size_t size) {
+  const std::string bytes = Text(data, size);
+  namespace tfl = import::tflite;
+  StatusOr<tfl::Model> m = tfl::ParseModel(bytes, "fuzz.tflite");
+  if (m.ok()) {
+    // TFLM's arena prediction, and the offline-plan writer read back, on every model that parses.
+    StatusOr<driver::TflmArena> a = driver::PredictTflmArena(bytes, *m);
+    if (!a.ok() && !IsInputError(a.status())) return Bug("PredictTflmArena: " + a.status().message());
+    size_t n = 0;
+    for (const auto& sg : m->subgraphs) n += sg.tensors.size();
+    std::vector<int32_t> offsets(n, -1);
+    for (size_t i = 0; i < n; i += 2) offsets[i] = static_cast<int32_t>(16 * i);
+    StatusOr<std::string> w = tfl::WithOfflinePlan(bytes, *m, offsets);
+    if (w.ok()) {
+      Status back = tfl::CheckOfflinePlanFile(bytes, *w, offsets);
+      if (!back.ok()) return Bug("WithOfflinePlan: " + back.message());
+    } else if (!IsInputError(w.status())) {
+      return Bug("WithOfflinePlan: " + w.status().message());
+    }
+  }
+  import::ImportOptions o;
+  o.allow_unknown_ops = true;
+  return CheckImported(import::ImportTflite(bytes, "fuzz.tflite", o), "ImportTflite");
+}
+
 int RunTarget(const uint8_t* data, size_t size) {
   std::string text = Text(data, size);
   // `--target sram:SIZE` specs go through LoadTarget; everything else is target JSON text.
@@ -327,7 +354,7 @@ const std::vector<Entry>& Entries() {
   static const std::vector<Entry> kEntries = {
       {"onnx", RunOnnx},         {"graph", RunNativeGraph}, {"mcunet", RunMcunetConfig},
       {"model", RunModelFile},   {"target", RunTarget},     {"placement_csv", RunPlacementCsv},
-      {"plan", RunPlanJson},
+      {"plan", RunPlanJson},      {"tflite", RunTflite},
   };
   return kEntries;
 }

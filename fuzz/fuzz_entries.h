@@ -28,6 +28,7 @@ int RunModelFile(const uint8_t* data, size_t size);     // any model file, the C
 int RunTarget(const uint8_t* data, size_t size);        // target JSON or a sram:SIZE spec
 int RunPlacementCsv(const uint8_t* data, size_t size);  // placement problem CSV (sramplan place)
 int RunPlanJson(const uint8_t* data, size_t size);      // plan JSON (sramplan check-plan)
+int RunTflite(const uint8_t* data, size_t size);        // .tflite flatbuffer (import::ImportTflite, TFLM arena, offline plan)
 
 struct Entry {
   const char* format;  // also the corpus folder: tests/fuzz/<format>/

@@ -38,7 +38,7 @@ const std::vector<StrategySpec>& Strategies() {
   static const std::vector<StrategySpec> kTable = {
       {"naive", "model order; every tensor its own region (no reuse)", A::kTensor, false, false, false,
        TensorPipeline("requests", "place:naive", false)},
-      {"linear", "model order; TFLite's simple arena: first-use order, best fit into freed gaps", A::kTensor, false,
+      {"linear", "model order; first-use order, best fit into freed gaps", A::kTensor, false,
        false, false, TensorPipeline("requests", "place:linear", false)},
       {"tflm", "model order; TFLite Micro GreedyMemoryPlanner (16-byte sizes, largest first, first fit)", A::kTensor,
        false, false, false, TensorPipeline("requests:tflm", "place:tflm", false)},

@@ -4,6 +4,7 @@
 #include <cstdio>
 
 #include "import/json_util.h"
+#include "import/tflite_model.h"
 #include "support/strings.h"
 
 namespace sramplan::import {
@@ -25,6 +26,7 @@ StatusOr<ir::Graph> ImportModel(const std::string& path, const ImportOptions& op
       *max_bytes = kMaxJsonModelBytes;
       return Status::Ok();
     }
+    if (tflite::LooksLikeTflite(head)) return Status::Ok();
     // A protobuf message starts with a field tag: field number >= 1 and wire type 0, 1, 2 or 5.
     const unsigned char tag = static_cast<unsigned char>(head[0]);
     const int wire = tag & 7;
@@ -64,6 +66,8 @@ StatusOr<ir::Graph> ImportModelBytes(const std::string& bytes, const std::string
                              "' is JSON but neither a sramplan graph (\"format\": \"sramplan-graph\") "
                              "nor an MCUNet config (\"first_conv\", \"blocks\")");
     }
+  } else if (tflite::LooksLikeTflite(bytes)) {
+    g = ImportTflite(bytes, base, options);
   } else {
     g = ImportOnnx(bytes, base, options);
   }

@@ -1,4 +1,5 @@
-// Model importers: ONNX (graph-only files welcome), the native JSON graph format, MCUNet configs.
+// Model importers: ONNX (graph-only files welcome), the native JSON graph format, MCUNet configs,
+// .tflite flatbuffers.
 #pragma once
 
 #include <string>
@@ -14,6 +15,7 @@ struct ImportOptions {
   // ONNX only: the dims of the model's only graph input, in its own layout (e.g. {1, 3, 96, 96} to
   // run an ImageNet export at 96x96); empty: as the file says. Shapes are inferred again from it.
   std::vector<int64_t> input_shape;
+  bool fold_pad = false;           // .tflite: a spatial PAD feeding only a convolution becomes its padding
 };
 
 // Picks the importer by the file's content (see docs/graph-format.md) and verifies the result.
@@ -31,6 +33,10 @@ StatusOr<ir::Graph> ImportNativeJson(const std::string& text, const std::string&
 // MCUNet / ProxylessNAS JSON config (first_conv, blocks, feature_mix_layer, classifier) -> int8 NHWC.
 StatusOr<ir::Graph> ImportMcunetConfig(const std::string& text, const std::string& name,
                                        const ImportOptions& options);
+
+// A .tflite flatbuffer (subgraph 0) -> NHWC graph, quantised tensors as float32 with the file's
+// quantisation parameters and dequantised constants (import/tflite_import.cc).
+StatusOr<ir::Graph> ImportTflite(const std::string& bytes, const std::string& name, const ImportOptions& options);
 
 // The ONNX operator types the importer maps (for --help and error messages).
 const std::vector<std::string>& SupportedOnnxOps();

@@ -121,13 +121,14 @@ Placement PlaceLinear(const std::vector<BufferRequest>& r) {
 Placement PlaceTflmGreedy(const std::vector<BufferRequest>& r) { return *internal::PlaceTflmGreedyUntil(r, std::nullopt); }
 
 std::optional<Placement> internal::PlaceTflmGreedyUntil(const std::vector<BufferRequest>& r, Deadline deadline) {
-  // Largest first; equal sizes keep their order of addition (TFLM's ReverseSortInPlace is a stable
-  // bubble sort that swaps only strictly smaller neighbours).
+  // Largest first; among equal sizes the buffer added LAST comes first. TFLM fills its sort array
+  // from the tail (buffer 0 ends up last) and its ReverseSortInPlace is a stable bubble sort that
+  // swaps only strictly smaller neighbours, so equal sizes stay in reverse order of addition.
   std::vector<int> order(r.size());
   std::iota(order.begin(), order.end(), 0);
   std::sort(order.begin(), order.end(), [&](int a, int b) {
     if (r[a].bytes != r[b].bytes) return r[a].bytes > r[b].bytes;
-    return a < b;
+    return a > b;
   });
   return PlaceInOrder(r, order, /*best_fit=*/false, deadline);
 }

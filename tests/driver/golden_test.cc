@@ -49,10 +49,10 @@ TEST(Golden, ChainLinear) {
 }
 
 TEST(Golden, ChainTflm) {
-  // Largest first, equal sizes in order of addition: a@0, b@512 (overlaps a at step 1), x@512
-  // (overlaps only a), y@0 (overlaps only b). Arena 1024 = lower bound.
+  // Largest first, equal sizes last added first (as TFLM): b@0, a@512 (overlaps b at step 1), y@512
+  // (overlaps only b), x@0 (overlaps only a). Arena 1024 = lower bound.
   plan::Plan p = PlanWith(Load(testing::kChainGraph), "tflm");
-  EXPECT_EQ(Offsets(p), (std::map<std::string, int64_t>{{"x", 512}, {"a", 0}, {"b", 512}, {"y", 0}}));
+  EXPECT_EQ(Offsets(p), (std::map<std::string, int64_t>{{"x", 0}, {"a", 512}, {"b", 0}, {"y", 512}}));
   EXPECT_EQ(p.metrics.arena_bytes, 1024);
   EXPECT_EQ(p.metrics.overhead_pct, 0.0);
   EXPECT_TRUE(p.metrics.fits);
@@ -75,12 +75,12 @@ TEST(Golden, ChainInplace) {
 // Bottleneck: steps 0 pw, 1 dw, 2 pj, 3 add. Live: x [0,3] 1600, e [0,1] 3200, d [1,2] 3200,
 // p [2,3] 1600, y [3,3] 1600. Live bytes: 4800, 8000, 6400, 4800 -> bound 8000.
 TEST(Golden, BottleneckTflm) {
-  // Sizes aligned to 16 already. Order (size, then order of addition): e, d, x, p, y.
-  // e@0; d overlaps e -> @3200; x [0,3] overlaps e@0 and d@3200 -> @6400; p [2,3] overlaps d@3200 and
-  // x@6400 -> gap [0,3200) -> @0; y [3,3] overlaps p@0 and x@6400 -> @1600. Arena 8000.
+  // Sizes aligned to 16 already. Order (size, then last added first): d, e, y, p, x.
+  // d@0; e overlaps d -> @3200; y [3,3] overlaps neither -> @0; p [2,3] overlaps d@0 and y@0 -> @3200;
+  // x [0,3] overlaps d@0, e@3200, y@0 and p@3200 -> @6400. Arena 8000.
   plan::Plan p = PlanWith(Load(testing::kBottleneckGraph), "tflm");
   EXPECT_EQ(Offsets(p),
-            (std::map<std::string, int64_t>{{"e", 0}, {"d", 3200}, {"x", 6400}, {"p", 0}, {"y", 1600}}));
+            (std::map<std::string, int64_t>{{"e", 3200}, {"d", 0}, {"x", 6400}, {"p", 3200}, {"y", 0}}));
   EXPECT_EQ(p.metrics.arena_bytes, 8000);
   EXPECT_EQ(p.metrics.lower_bound_bytes, 8000);
 }
@@ -88,17 +88,17 @@ TEST(Golden, BottleneckTflm) {
 TEST(Golden, BottleneckInplaceDepthwiseAndAdd) {
   // dw writes d over e (scratch of one channel plane: 10*10 = 100 -> 112 B at step 1); add writes y
   // over p. Classes: {e,d} 3200 [0,2], {p,y} 1600 [2,3], x 1600 [0,3], scratch 112 [1,1].
-  // TFLM order: {e,d}@0; x (1600, added before {p,y}) overlaps {e,d} -> @3200; {p,y} overlaps {e,d}
-  // and x -> @4800; scratch overlaps {e,d}@0 and x@3200 -> @4800.
+  // TFLM order: {e,d}@0; {p,y} (1600, added after x, so first) overlaps {e,d} -> @3200; x overlaps
+  // {e,d} and {p,y} -> @4800; scratch overlaps {e,d}@0 and x@4800 -> gap [3200, 4800) -> @3200.
   // Arena 6400; bound: step 1: 3200 + 1600 + 112 = 4912; step 2: 3200+1600+1600 = 6400.
   plan::Plan p = PlanWith(Load(testing::kBottleneckGraph), "inplace");
   auto off = Offsets(p);
   EXPECT_EQ(off["e"], 0);
   EXPECT_EQ(off["d"], 0);
-  EXPECT_EQ(off["x"], 3200);
-  EXPECT_EQ(off["p"], 4800);
-  EXPECT_EQ(off["y"], 4800);
-  EXPECT_EQ(off["dw.scratch"], 4800);
+  EXPECT_EQ(off["x"], 4800);
+  EXPECT_EQ(off["p"], 3200);
+  EXPECT_EQ(off["y"], 3200);
+  EXPECT_EQ(off["dw.scratch"], 3200);
   EXPECT_EQ(p.metrics.arena_bytes, 6400);
   EXPECT_EQ(p.metrics.lower_bound_bytes, 6400);
 }

@@ -42,12 +42,29 @@ TEST(TflmGreedy, GoldenCaseFromTflm) {
   ExpectValid(r, p);
 }
 
-TEST(TflmGreedy, EqualSizesKeepOrderOfAddition) {
-  // TFLM sorts with a stable bubble sort: of two equal buffers alive together, the first added goes
-  // to offset 0.
+TEST(TflmGreedy, EqualSizesLastAddedGoesFirst) {
+  // TFLM fills its sort array from the tail, so of two equal buffers alive together the one added
+  // last goes to offset 0.
   auto r = Requests({{16, 0, 1}, {16, 0, 1}});
   Placement p = PlaceTflmGreedy(r);
-  EXPECT_EQ(p.offsets, (std::vector<int64_t>{0, 16}));
+  EXPECT_EQ(p.offsets, (std::vector<int64_t>{16, 0}));
+}
+
+TEST(TflmGreedy, IssueTwentySmallestCases) {
+  // Issue 20, lines `bytes first last` in order of addition, as real TFLM places them.
+  // `16 1 2`, `16 0 3`: TFLM places them at 16, 0.
+  auto a = Requests({{16, 1, 2}, {16, 0, 3}});
+  Placement pa = PlaceTflmGreedy(a);
+  EXPECT_EQ(pa.offsets, (std::vector<int64_t>{16, 0}));
+  EXPECT_EQ(pa.arena_bytes, 32);
+  // `32 0 0`, `48 0 0`, `64 1 1`, `32 0 1`: 64@0, 48@0, then the later 32 [0,1] above both at 64,
+  // then the first 32 [0,0] finds [48,64) too small and goes to 96: arena 128 (the old tie order,
+  // first added first, gave 112).
+  auto b = Requests({{32, 0, 0}, {48, 0, 0}, {64, 1, 1}, {32, 0, 1}});
+  Placement pb = PlaceTflmGreedy(b);
+  EXPECT_EQ(pb.offsets, (std::vector<int64_t>{96, 0, 0, 64}));
+  EXPECT_EQ(pb.arena_bytes, 128);
+  ExpectValid(b, pb);
 }
 
 TEST(TflmGreedy, MoreCasesFromTflmsTests) {
@@ -117,9 +134,19 @@ TEST(Placement, UnknownNameIsAnError) {
 // with and without alignment, zero-byte buffers, fixed offsets and live ranges from one step to
 // most of the run.
 std::vector<int64_t> ReferenceTflm(const std::vector<BufferRequest>& r) {
-  std::vector<int> order(r.size());
-  for (size_t i = 0; i < r.size(); ++i) order[i] = static_cast<int>(i);
-  std::stable_sort(order.begin(), order.end(), [&](int a, int b) { return r[a].bytes > r[b].bytes; });
+  // As TFLM's CalculateOffsetsIfNeeded: the sort array filled from the tail, then its bubble sort
+  // (ReverseSortInPlace: swap neighbours while the left one is strictly smaller).
+  const int n = static_cast<int>(r.size());
+  std::vector<int> order(n);
+  for (int i = 0; i < n; ++i) order[n - 1 - i] = i;
+  for (bool swapped = true; swapped;) {
+    swapped = false;
+    for (int i = 1; i < n; ++i)
+      if (r[order[i - 1]].bytes < r[order[i]].bytes) {
+        std::swap(order[i - 1], order[i]);
+        swapped = true;
+      }
+  }
   std::vector<int64_t> offsets(r.size(), 0);
   std::vector<bool> placed(r.size(), false);
   for (size_t i = 0; i < r.size(); ++i)

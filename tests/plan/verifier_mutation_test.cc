@@ -988,8 +988,8 @@ TEST(VerifierMutation, BruteForceCatchesTheBasicViolations) {
     return p.buffers[0];
   };
   {
-    Plan p = find("chain/tflm");  // a and b are both live at step 1
-    buffer(p, "a").offset = buffer(p, "b").offset;
+    Plan p = find("chain/tflm");  // a and b are both live at step 1; b@0, a@512: b moves onto a
+    buffer(p, "b").offset = buffer(p, "a").offset;  // (the level's highest byte stays the same)
     const Verdict v = BruteForce(p).Run();
     EXPECT_FALSE(v.valid);
     EXPECT_NE(v.why.find("share bytes"), std::string::npos) << v.why;

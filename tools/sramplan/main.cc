@@ -27,6 +27,7 @@
 #include "target/target.h"
 #include "cli_checks.h"
 #include "codegen_cmd.h"
+#include "tflite_cmd.h"
 
 namespace sp = sramplan;
 
@@ -70,10 +71,11 @@ struct ModelFlags {
   bool allow_unknown = false;
   bool canonicalize = false;
   std::string input_shape;
+  bool fold_pad = false;
 };
 
 void AddModelFlags(CLI::App* cmd, ModelFlags* f) {
-  cmd->add_option("model", f->model, "model: .onnx, native .graph.json, or an MCUNet config .json")->required();
+  cmd->add_option("model", f->model, "model: .onnx, .tflite, native .graph.json, or an MCUNet config .json")->required();
   cmd->add_option("--batch", f->batch, "bind the symbolic batch dimension (default 1)");
   cmd->add_option("--dtype", f->dtype, "element type of activations and weights: int8 (default), int16, float32")
       ->check(CLI::IsMember({"int8", "uint8", "int16", "float16", "float32"}));
@@ -85,6 +87,9 @@ void AddModelFlags(CLI::App* cmd, ModelFlags* f) {
   cmd->add_flag("--canonicalize", f->canonicalize,
                 "before planning, fold Relu/Clip(0,6) into their Conv and make an NCHW graph channels-last (NHWC), "
                 "the form the vmcu patterns, the int8 Cortex-M kernels and codegen use");
+  cmd->add_flag("--fold-pad", f->fold_pad,
+                ".tflite: fold a spatial PAD that only feeds convolutions into their padding (the padded copy is "
+                "never made; TFLM itself keeps it)");
 }
 
 sp::StatusOr<sp::ir::Graph> LoadModel(const ModelFlags& f) {
@@ -92,6 +97,7 @@ sp::StatusOr<sp::ir::Graph> LoadModel(const ModelFlags& f) {
   opts.batch = f.batch;
   opts.allow_unknown_ops = f.allow_unknown;
   SP_ASSIGN_OR_RETURN(opts.input_shape, sp::cli::ParseDims(f.input_shape, "--input-shape"));
+  opts.fold_pad = f.fold_pad;
   auto t0 = std::chrono::steady_clock::now();
   SP_ASSIGN_OR_RETURN(sp::ir::Graph g, sp::import::ImportModel(f.model, opts));
   if (f.canonicalize) {
@@ -190,6 +196,8 @@ struct PlanFlags {
   std::string dump_after;  // a pass of the strategy's pipeline
   std::string dump_all;    // a directory
   BudgetFlags budget;
+  std::string tflite_out;               // .tflite models: write the plan as TFLM's offline plan
+  std::string tflm_kernels = "reference";  // .tflite models: whose scratch buffers tflm_arena_bytes counts
 };
 
 // --dump-after PASS / --dump-all DIR: the planning context after passes, as JSON files.
@@ -297,6 +305,21 @@ int CmdPlan(const ModelFlags& f, const PlanFlags& pf) {
   }
   bool any_fits = false;
   for (const auto& p : plans) any_fits = any_fits || p.metrics.fits;
+  if (sp::cli::IsTfliteFile(f.model)) {  // issue 20: what TFLite Micro needs, and the plan handed back to it
+    const auto kernels =
+        pf.tflm_kernels == "cmsis-nn" ? sp::driver::TflmKernels::kCmsisNn : sp::driver::TflmKernels::kReference;
+    auto report = sp::cli::TflmArenaReport(f.model, kernels);
+    if (!report.ok()) return Fail(report.status());
+    std::cout << *report;
+    if (!pf.tflite_out.empty()) {
+      if (plans.size() != 1) return Fail(sp::InvalidArgument("--tflite-out needs one --strategy, not 'all'"));
+      auto wrote = sp::cli::WriteTfliteWithPlan(f.model, pf.tflite_out, *g, plans[0], kernels);
+      if (!wrote.ok()) return Fail(wrote.status());
+      std::cout << *wrote;
+    }
+  } else if (!pf.tflite_out.empty()) {
+    return Fail(sp::InvalidArgument("--tflite-out needs a .tflite model; '" + f.model + "' is not one"));
+  }
   if (plans.size() == 1) {
     const auto& p = plans[0];
     if (verbosity >= 1) std::cout << sp::report::PlanSummary(p);
@@ -559,6 +582,13 @@ int main(int argc, char** argv) {
   plan->add_flag("--map", pf.map, "always print the ASCII memory map");
   plan->add_flag("--no-map", pf.no_map, "never print the ASCII memory map");
   plan->add_flag("--print-target", pf.print_target, "print the resolved target as JSON first");
+  plan->add_option("--tflite-out", pf.tflite_out,
+                   ".tflite models: write the model with this plan as TFLite Micro's offline memory plan "
+                   "(OfflineMemoryAllocation metadata) to this file");
+  plan->add_option("--tflm-kernels", pf.tflm_kernels,
+                   ".tflite models: kernels whose scratch buffers tflm_arena_bytes counts: reference (default) "
+                   "or cmsis-nn")
+      ->check(CLI::IsMember({"reference", "cmsis-nn"}));
   AddBudgetFlags(plan, &pf.budget);
 
   ModelFlags verify_flags;
