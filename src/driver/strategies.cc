@@ -64,6 +64,12 @@ const std::vector<StrategySpec>& Strategies() {
       Budget("cosma-fixed", "COSMA's ILP for the --schedule order (Eq. 16-17): addresses and spill/reload", A::kBudget),
       Budget("cosma", "COSMA's joint ILP (CBC): operator order, addresses and spill/reload together", A::kBudget),
       Budget("cosma-dc", "COSMA divide and conquer: automatic break nodes, parts solved exactly, stitched", A::kNone),
+      {"modulebuf", "module buffering (Kim et al.): multi-branch modules kept on chip branch by branch (--budget size)",
+       A::kNone, /*needs_dram=*/true, false, /*uses_budget=*/true,
+       {"modulebuf:paper", "weights", "metrics", "module-metrics", "verify"}, Family::kBudget},
+      {"layerwise", "the module-buffering paper's naive baseline: every feature map to and from DRAM", A::kNone,
+       /*needs_dram=*/true, false, /*uses_budget=*/true,
+       {"modulebuf:layerwise", "weights", "metrics", "module-metrics", "verify"}, Family::kBudget},
   };
   return kTable;
 }

@@ -57,5 +57,8 @@ MakeResult MakeSegmentOverlap(std::string_view arg);    // segment-overlap
 MakeResult MakeCircularPool(std::string_view arg);      // circular-pool
 MakeResult MakeRowCache(std::string_view arg);          // row-cache
 MakeResult MakeAssembleSegments(std::string_view arg);  // assemble-segments
+// Module buffering (Samsung).
+MakeResult MakeModuleBuffer(std::string_view arg);      // modulebuf:paper|layerwise
+MakeResult MakeModuleMetrics(std::string_view arg);     // module-metrics
 
 }  // namespace sramplan::driver::passes
