@@ -147,7 +147,8 @@ ModuleReport DetectModules(const ir::Graph& g, const analysis::Schedule& order, 
   for (int f = 0; f < n; ++f)
     if (succs[f].size() >= 2 && !entries.count(f))
       rep.rejected.push_back({g.op(order[f]).name, "", 0,
-                              "a fork whose branches never meet in one single-entry / single-exit region"});
+                              "no single-entry / single-exit region opens at this fork: edges from outside join its branches "
+                              "(a cell with two inputs, a dense block) or they never meet"});
   // Largest regions first, so an enclosing module is accepted before what lies inside it.
   std::vector<Candidate> cands;
   for (const auto& r : regions) cands.push_back({r, {}, {}});
