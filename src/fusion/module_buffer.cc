@@ -88,10 +88,13 @@ class Planner {
 
  private:
   void BuildSchedule();
-  void EmitModule(int m, std::vector<char>* done);
+  void EmitModule(int m, std::vector<char>* done, const std::vector<int>* top_order = nullptr);
   void Prepare();
+  void Reindex();
+  void Reorder(int m, int first, int last, const std::vector<int>& branch_order);
   void Step(int s);
   void RunModule(int m, int first, int last);
+  State WithMifmStay(const State& start, int m, int first, int last) const;
   int64_t FmTraffic(const State& st, int first, int last) const;
   bool Fits(const State& st, int64_t bytes, int first, int last, int64_t first_staging) const;
   bool Place(State& st, int home, int first, int last, int64_t lo, int64_t hi, bool top, bool loaded,
@@ -118,7 +121,7 @@ class Planner {
   std::vector<char> option_ii_;               // per module: processing II
 };
 
-void Planner::EmitModule(int m, std::vector<char>* done) {
+void Planner::EmitModule(int m, std::vector<char>* done, const std::vector<int>* top_order) {
   const Module& mod = rep_.modules[m];
   ModuleDecision& d = out_.modules[m];
   d.branch_req.assign(mod.branches.size(), 0);
@@ -138,6 +141,7 @@ void Planner::EmitModule(int m, std::vector<char>* done) {
   for (size_t b = 0; b < d.branch_order.size(); ++b) d.branch_order[b] = static_cast<int>(b);
   std::stable_sort(d.branch_order.begin(), d.branch_order.end(),
                    [&](int a, int b) { return d.branch_req[a] > d.branch_req[b]; });
+  if (top_order) d.branch_order = *top_order;
   for (int b : d.branch_order)
     for (ir::OpId op : mod.branches[b].ops) {
       if ((*done)[op.value()]) continue;
@@ -197,17 +201,8 @@ void Planner::Prepare() {
     home_of_tensor_[t.id.value()] = static_cast<int>(st_.homes.size());
     st_.homes.push_back(h);
   }
-  uses_.assign(st_.homes.size(), {});
-  sizes_.resize(n);
-  for (int s = 0; s < n; ++s) {
-    const ir::Op& op = g_.op(out_.order[s]);
-    sizes_[s] = ComputeLayerSizes(g_, op);
-    out_.max_staging = std::max(out_.max_staging, sizes_[s].Staging());
-    for (ir::TensorId in : op.inputs) {
-      const int h = home_of_tensor_[g_.StorageRoot(in).value()];
-      if (h >= 0 && (uses_[h].empty() || uses_[h].back() != s)) uses_[h].push_back(s);
-    }
-  }
+  Reindex();
+  for (const LayerSizes& z : sizes_) out_.max_staging = std::max(out_.max_staging, z.Staging());
   branch_mod_.assign(g_.num_ops(), -1);
   branch_idx_.assign(g_.num_ops(), -1);
   merge_of_.assign(g_.num_ops(), -1);
@@ -222,6 +217,33 @@ void Planner::Prepare() {
   }
   st_.occu.assign(rep_.modules.size(), 0);
   option_ii_.assign(rep_.modules.size(), 0);
+}
+
+// Steps of the ops, their sizes and the steps reading each tensor, for the current order.
+void Planner::Reindex() {
+  const int n = static_cast<int>(out_.order.size());
+  step_of_op_.assign(g_.num_ops(), -1);
+  for (int s = 0; s < n; ++s) step_of_op_[out_.order[s].value()] = s;
+  uses_.assign(st_.homes.size(), {});
+  sizes_.resize(n);
+  for (int s = 0; s < n; ++s) {
+    const ir::Op& op = g_.op(out_.order[s]);
+    sizes_[s] = ComputeLayerSizes(g_, op);
+    for (ir::TensorId in : op.inputs) {
+      const int h = home_of_tensor_[g_.StorageRoot(in).value()];
+      if (h >= 0 && (uses_[h].empty() || uses_[h].back() != s)) uses_[h].push_back(s);
+    }
+  }
+}
+
+// Steps [first, last] run top-level module m with its branches in `branch_order`.
+void Planner::Reorder(int m, int first, int last, const std::vector<int>& branch_order) {
+  std::vector<ir::OpId> suffix(out_.order.begin() + last + 1, out_.order.end());
+  out_.order.resize(first);
+  std::vector<char> done(g_.num_ops(), 0);
+  EmitModule(m, &done, &branch_order);
+  out_.order.insert(out_.order.end(), suffix.begin(), suffix.end());
+  Reindex();
 }
 
 // The staging of the first step is exact (the caller knows which inputs stream from DRAM; the
@@ -405,26 +427,80 @@ int64_t Planner::FmTraffic(const State& st, int first, int last) const {
   return bytes;
 }
 
+// The MIFM of top-level module m came on chip before the module, its stay ending at its last use
+// in the order the module had then; in this order it must reach its last use in steps
+// [first, last]. If the longer stay does not fit, the MIFM is copied to DRAM where it is produced
+// and the later uses read it there.
+State Planner::WithMifmStay(const State& start, int m, int first, int last) const {
+  State st = start;
+  const int h = home_of_tensor_[g_.StorageRoot(rep_.modules[m].mifm).value()];
+  if (h < 0) return st;
+  TensorHome& home = st.homes[h];
+  int need = first;
+  for (int u : uses_[h])
+    if (u >= first && u <= last) need = std::max(need, u);
+  for (TensorHome::Stay& y : home.stays) {
+    if (y.first > first || y.last < first || y.last > last) continue;
+    Residency* r = nullptr;
+    for (Residency& c : st.chip)
+      if (c.offset == y.offset && c.first == y.first && c.last == y.last) r = &c;
+    if (!r) continue;
+    r->last = y.first;  // re-check the whole stay beside what else lives then
+    if (need <= y.last || Fits(st, home.chip_bytes, y.last + 1, need, sizes_[y.last + 1].Staging())) {
+      y.last = need;
+    } else if (home.dram_from < 0) {
+      home.dram_from = home.produced < 0 ? 0 : step_of_op_[g_.tensor(home.tensor).producer.value()];
+      home.stored = g_.tensor(home.tensor).producer.valid();
+    }
+    r->last = y.last;
+  }
+  return st;
+}
+
 // A top-level module: processing I and II from the same state; the one with fewer feature-map
-// bytes off chip is kept (I on ties).
+// bytes off chip is kept (I on ties). With search_branch_orders, also Alg. 3's order with each
+// branch moved last (a branch that needs the MIFM's room runs best after the MIFM dies).
 void Planner::RunModule(int m, int first, int last) {
   const State start = st_;
-  option_ii_[m] = 0;
-  for (int s = first; s <= last; ++s) Step(s);
-  const int64_t traffic_i = FmTraffic(st_, first, last);
-  State with_i = std::move(st_);
-  st_ = start;
-  option_ii_[m] = 1;
-  for (int s = first; s <= last; ++s) Step(s);
-  const int64_t traffic_ii = FmTraffic(st_, first, last);
-  ModuleDecision& d = out_.modules[m];
-  if (traffic_i <= traffic_ii) {
-    st_ = std::move(with_i);
-    option_ii_[m] = 0;
+  const std::vector<int> alg3 = out_.modules[m].branch_order;
+  std::vector<std::vector<int>> orders = {alg3};
+  if (opt_.search_branch_orders)
+    for (size_t i = 0; i + 1 < alg3.size(); ++i) {
+      std::vector<int> o = alg3;
+      std::rotate(o.begin() + i, o.begin() + i + 1, o.end());
+      orders.push_back(o);
+    }
+  int64_t best = -1, traffic_i = -1, traffic_ii = -1;
+  size_t best_order = 0;
+  bool best_ii = false;
+  State best_state;
+  for (size_t k = 0; k < orders.size(); ++k) {
+    if (k > 0 || orders.size() > 1) Reorder(m, first, last, orders[k]);
+    const State base = WithMifmStay(start, m, first, last);
+    for (int ii = 0; ii < 2; ++ii) {
+      st_ = base;
+      option_ii_[m] = static_cast<char>(ii);
+      for (int s = first; s <= last; ++s) Step(s);
+      const int64_t t = FmTraffic(st_, first, last);
+      if (k == 0) (ii ? traffic_ii : traffic_i) = t;
+      if (best < 0 || t < best) {
+        best = t;
+        best_order = k;
+        best_ii = ii;
+        best_state = st_;
+      }
+    }
   }
-  d.processing = option_ii_[m] ? "II" : "I";
-  d.note = "feature-map bytes off chip: processing I " + std::to_string(traffic_i) + ", II " +
+  if (orders.size() > 1) Reorder(m, first, last, orders[best_order]);
+  st_ = std::move(best_state);
+  option_ii_[m] = best_ii;
+  ModuleDecision& d = out_.modules[m];
+  d.processing = best_ii ? "II" : "I";
+  d.note = "feature-map bytes off chip in Alg. 3's order: processing I " + std::to_string(traffic_i) + ", II " +
            std::to_string(traffic_ii);
+  if (best_order > 0)
+    d.note += "; branch order with branch " + std::to_string(alg3[best_order - 1] + 1) + " last: " +
+              std::to_string(best);
 }
 
 StatusOr<ModuleBufferPlan> Planner::Run() {
@@ -471,6 +547,10 @@ StatusOr<ModuleBufferPlan> Planner::Run() {
       for (size_t b = 0; b < rep_.modules[m].branches.size(); ++b) d.branch_order.push_back(static_cast<int>(b));
       d.branch_req.assign(rep_.modules[m].branches.size(), 0);
     }
+  }
+  for (TensorHome& h : st_.homes) {
+    const ir::OpId producer = g_.tensor(h.tensor).producer;
+    h.produced = producer.valid() ? step_of_op_[producer.value()] : -1;
   }
   out_.homes = std::move(st_.homes);
   out_.layers = std::move(st_.layers);

@@ -36,6 +36,9 @@ struct ModuleBufferOptions {
   int64_t alignment = 16; // offsets and on-chip sizes
   bool layerwise = false; // the paper's naive baseline
   int long_skip_ops = 40; // as ModuleOptions::long_skip_ops
+  // Beyond the paper: also try Alg. 3's branch order with each branch moved last, per module, and
+  // keep the order (and processing) with the fewest feature-map bytes off chip.
+  bool search_branch_orders = false;
 };
 
 // The NPU's per-layer working set (bytes).

@@ -1,4 +1,4 @@
-// modulebuf:paper|layerwise: module buffering (fusion/module_buffer.h; Kim et al. Alg. 1-6) or the
+// modulebuf:paper|reorder|layerwise: module buffering (fusion/module_buffer.h; Kim et al. Alg. 1-6) or the
 // paper's layer-wise baseline, on --budget bytes of the arena level (default its capacity) in front
 // of the target's DRAM. The plan is ordinary steps (one op each, branches re-ordered), on-chip
 // buffers at the planned offsets, DRAM buffers for what is streamed or copied out, transfers
@@ -127,7 +127,7 @@ Status Assemble(PlanningContext& ctx, const fusion::ModuleReport& rep, const fus
 }  // namespace
 
 MakeResult MakeModuleBuffer(std::string_view arg) {
-  return ChoicePass("modulebuf", arg, {"paper", "layerwise"}, [](PlanningContext& ctx, const std::string& a) -> Status {
+  return ChoicePass("modulebuf", arg, {"paper", "layerwise", "reorder"}, [](PlanningContext& ctx, const std::string& a) -> Status {
     SP_ASSIGN_OR_RETURN(int dram_level, DramLevel(ctx));
     SP_ASSIGN_OR_RETURN(int64_t budget, Budget(ctx));
     const analysis::Schedule model = analysis::ModelOrder(ctx.graph);
@@ -137,6 +137,7 @@ MakeResult MakeModuleBuffer(std::string_view arg) {
     bo.memory = budget;
     bo.alignment = ctx.alignment();
     bo.layerwise = a == "layerwise";
+    bo.search_branch_orders = a == "reorder";
     bo.long_skip_ops = mo.long_skip_ops;
     SP_ASSIGN_OR_RETURN(fusion::ModuleBufferPlan mp, fusion::PlanModuleBuffering(ctx.graph, rep, bo));
     ctx.order = mp.order;
@@ -156,6 +157,10 @@ MakeResult MakeModuleBuffer(std::string_view arg) {
     if (!bo.layerwise) summary += "; processing I for " + std::to_string(i) + ", II for " + std::to_string(ii);
     p.notes.push_back(summary + "; budget " + std::to_string(budget) + " B of '" + ctx.arena().name + "'" +
                       (bo.layerwise ? "; layer-wise: every feature map to and from DRAM" : ""));
+    for (size_t m = 0; m < mp.modules.size(); ++m)
+      if (!mp.modules[m].note.empty())
+        p.notes.push_back("module " + rep.modules[m].name + ": processing " + mp.modules[m].processing + "; " +
+                          mp.modules[m].note);
     for (const auto& x : rep.rejected)
       p.notes.push_back("not a module: " + x.entry + (x.exit.empty() ? "" : " .. " + x.exit) + ": " + x.reason);
     ctx.assembled = true;

@@ -58,7 +58,7 @@ MakeResult MakeCircularPool(std::string_view arg);      // circular-pool
 MakeResult MakeRowCache(std::string_view arg);          // row-cache
 MakeResult MakeAssembleSegments(std::string_view arg);  // assemble-segments
 // Module buffering (Samsung).
-MakeResult MakeModuleBuffer(std::string_view arg);      // modulebuf:paper|layerwise
+MakeResult MakeModuleBuffer(std::string_view arg);      // modulebuf:paper|reorder|layerwise
 MakeResult MakeModuleMetrics(std::string_view arg);     // module-metrics
 
 }  // namespace sramplan::driver::passes

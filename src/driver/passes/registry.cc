@@ -48,7 +48,7 @@ const std::vector<PassInfo>& Passes() {
       {"row-cache", "the fused kernels' row cache where the arena stays as it is", MakeRowCache},
       {"assemble-segments", "the plan of a segment layout: fused steps, overlaps, workspaces, pool",
        MakeAssembleSegments},
-      {"modulebuf", "module buffering (Kim et al. Alg. 1-6) or layer-wise: modulebuf:paper|layerwise",
+      {"modulebuf", "module buffering (Kim et al. Alg. 1-6) or layer-wise: modulebuf:paper|reorder|layerwise",
        MakeModuleBuffer},
       {"module-metrics", "off-chip bytes of a module-buffering plan, feature maps vs weights, per module",
        MakeModuleMetrics},
