@@ -60,5 +60,6 @@ MakeResult MakeAssembleSegments(std::string_view arg);  // assemble-segments
 // Module buffering (Samsung).
 MakeResult MakeModuleBuffer(std::string_view arg);      // modulebuf:paper|reorder|layerwise
 MakeResult MakeModuleMetrics(std::string_view arg);     // module-metrics
+MakeResult MakeCombine(std::string_view arg);           // combine
 
 }  // namespace sramplan::driver::passes

@@ -50,6 +50,7 @@ const std::vector<PassInfo>& Passes() {
        MakeAssembleSegments},
       {"modulebuf", "module buffering (Kim et al. Alg. 1-6) or layer-wise: modulebuf:paper|reorder|layerwise",
        MakeModuleBuffer},
+      {"combine", "module buffering or COSMA's replacement, whichever moves fewer bytes off chip", MakeCombine},
       {"module-metrics", "off-chip bytes of a module-buffering plan, feature maps vs weights, per module",
        MakeModuleMetrics},
       {"weights", "weights laid out one after another in the weight level for the whole run",
