@@ -52,7 +52,7 @@ MakeResult MakeCombine(std::string_view arg) {
       StatusOr<plan::Plan> p = RunStrategy(ctx.graph, ctx.target, name, o);
       if (!p.ok()) {
         if (p.status().code() != StatusCode::kOutOfMemory) return p.status();
-        const std::string& msg = p.status().message();
+        const std::string msg = p.status().message();
         tried += std::string(tried.empty() ? "" : "; ") + name + ": no plan (" + msg.substr(0, msg.find(';')) + ")";
         if (cosma_family && msg.find("M_min") != std::string::npos) break;  // the baselines share M_min
         continue;
