@@ -391,7 +391,26 @@ void Planner::Step(int s) {
           last = std::max(last, u);
       }
       bool on = false;
-      if (d.fwd) on = Place(st, h, s, last, 0, ceil, last_of_branch, false, StagingNow(st, s, true));
+      if (d.fwd) {
+        // A branch output goes to the top (the occupied MOFM, Alg. 5), a module output and the
+        // branches' intermediates from the bottom (above the MIFMs); an op outside modules to the
+        // end away from its forwarded input, so IFM and OFM alternate ends (Fig. 8) and the next
+        // layer finds its room in one piece.
+        bool top = last_of_branch;
+        bool entry = false;  // a module's fork: its output is a MIFM, at the bottom (Alg. 4)
+        for (const Module& mod : rep_.modules) entry = entry || mod.entry == op.id;
+        if (bm < 0 && merge_of_[op.id.value()] < 0 && !entry)
+          for (ir::TensorId in : op.inputs) {
+            const int ih = home_of_tensor_[g_.StorageRoot(in).value()];
+            if (ih < 0 || !OnChip(st, ih, s)) continue;
+            for (const TensorHome::Stay& y : st.homes[ih].stays)
+              if (y.first <= s && s <= y.last) top = 2 * y.offset + st.homes[ih].chip_bytes < ceil;
+            break;
+          }
+        const int64_t stage = StagingNow(st, s, true);
+        on = Place(st, h, s, last, 0, ceil, top, false, stage) ||
+             (!last_of_branch && Place(st, h, s, last, 0, ceil, !top, false, stage));
+      }
       if (on && last_of_branch) st.occu[bm] += home.chip_bytes;
       if (!on) {
         home.dram_from = s;

@@ -219,24 +219,26 @@ TEST(ModuleBuffer, VerifierCatchesOverlappingRegionsAndMissingDramCopies) {
   EXPECT_FALSE(plan::VerifyPlan(no_copy).ok());
 }
 
-// Inception-V3 at the paper's 1024 KB, executed: bit-exact, the counted off-chip bytes as planned,
-// the 11 modules' feature-map traffic far below layer-wise.
+// Inception-V3 at the paper's 1024 KB: the 11 modules' feature-map traffic far below layer-wise
+// (the paper's goal: <= 600 KB, reached with the branch-order search), the reorder plan executed
+// bit-exact with the counted off-chip bytes as planned.
 TEST(ModuleBuffer, InceptionV3AtOneMegabyteExecutes) {
-  auto gi = import::ImportModel(testing::SourcePath("models/onnx/inception_v3.onnx"), {});
-  ASSERT_TRUE(gi.ok());
-  ir::Graph g = std::move(gi).value();
-  ir::ApplyDtype(g, ir::DataType::kInt8);
-  auto p = Plan(g, "modulebuf", "");
-  ASSERT_TRUE(p.ok()) << p.status().message();
+  ir::Graph g = ZooInt8("models/onnx/inception_v3.onnx");
+  auto mb = Plan(g, "modulebuf", "");
+  auto re = Plan(g, "modulebuf-reorder", "");
   auto lw = Plan(g, "layerwise", "");
-  ASSERT_TRUE(lw.ok());
-  ASSERT_EQ(p->modules.size(), 11u);
-  int64_t mod_fm = 0, lw_fm = 0;
-  for (const auto& m : p->modules) mod_fm += m.fm_read_bytes + m.fm_write_bytes;
-  for (const auto& m : lw->modules) lw_fm += m.fm_read_bytes + m.fm_write_bytes;
-  EXPECT_LT(mod_fm * 20, lw_fm);
-  EXPECT_EQ(p->metrics.weight_dram_bytes, lw->metrics.weight_dram_bytes);
-  EXPECT_EQ(Execute(g, *p), "");
+  ASSERT_TRUE(mb.ok() && re.ok() && lw.ok());
+  ASSERT_EQ(re->modules.size(), 11u);
+  auto module_fm = [](const plan::Plan& p) {
+    int64_t fm = 0;
+    for (const auto& m : p.modules) fm += m.fm_read_bytes + m.fm_write_bytes;
+    return fm;
+  };
+  EXPECT_LT(module_fm(*mb) * 20, module_fm(*lw));
+  EXPECT_LE(module_fm(*re), 600 * 1024);
+  EXPECT_LE(re->metrics.fm_dram_bytes, mb->metrics.fm_dram_bytes);
+  EXPECT_EQ(re->metrics.weight_dram_bytes, lw->metrics.weight_dram_bytes);
+  EXPECT_EQ(Execute(g, *re), "");
 }
 
 }  // namespace
