@@ -520,6 +520,12 @@ void Planner::RunModule(int m, int first, int last) {
   if (best_order > 0)
     d.note += "; branch order with branch " + std::to_string(alg3[best_order - 1] + 1) + " last: " +
               std::to_string(best);
+  int streamed = 0;
+  for (int s = first; s <= last && s < static_cast<int>(st_.layers.size()); ++s)
+    streamed += !st_.layers[s].on_chip && !ir::IsViewOp(g_.op(out_.order[s]).type);
+  if (streamed > 0)
+    d.note += "; " + std::to_string(streamed) + " of " + std::to_string(last - first + 1) +
+              " layers write their output to DRAM (size_req > size_avail, or no room left)";
 }
 
 StatusOr<ModuleBufferPlan> Planner::Run() {

@@ -206,6 +206,15 @@ TEST(ModuleBuffer, VerifierCatchesOverlappingRegionsAndMissingDramCopies) {
   auto r = plan::VerifyPlan(bad);
   ASSERT_FALSE(r.ok());
   EXPECT_NE(r.Summary().find("overlap"), std::string::npos) << r.Summary();
+  // The modules section must tell the truth about its regions, the metrics about the weights.
+  plan::Plan lie = *p;
+  lie.modules[0].mifm[0].offset += 16;
+  auto rl = plan::VerifyPlan(lie);
+  ASSERT_FALSE(rl.ok());
+  EXPECT_NE(rl.Summary().find("no on-chip buffer"), std::string::npos) << rl.Summary();
+  plan::Plan wlie = *p;
+  wlie.metrics.weight_dram_bytes += 1;
+  EXPECT_FALSE(plan::VerifyPlan(wlie).ok());
   // A reload needs the tensor's data in DRAM: drop the DRAM buffer of a reloaded tensor.
   ir::Graph gl = ZooInt8("models/onnx/googlenet.onnx");
   auto q = Plan(gl, "modulebuf", "256KiB");
