@@ -110,5 +110,28 @@ TEST(Modules, DenseNetBlocksAreNotModulesAndTheReportSaysWhy) {
   EXPECT_NE(r.rejected[0].reason.find("single-entry"), std::string::npos) << r.rejected[0].reason;
 }
 
+TEST(Modules, CliReportsModulesAndRefusesBadInput) {
+  testing::CliRun r = testing::Cli("modules '" + testing::SourcePath("models/onnx/inception_v3.onnx") + "'");
+  EXPECT_EQ(r.rc, 0) << r.all();
+  EXPECT_NE(r.out.find("11 modules (11 top level)"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("Mixed_7c: depth 1, Concat of 4 branches"), std::string::npos) << r.out;
+  const std::string chain = testing::WriteTempFile("chain.graph.json", testing::kChainGraph);
+  r = testing::Cli("modules '" + chain + "'");
+  EXPECT_EQ(r.rc, 0) << r.all();
+  EXPECT_NE(r.out.find("no qualifying module"), std::string::npos) << r.out;
+  r = testing::Cli("modules /nonexistent/model.onnx");
+  EXPECT_EQ(r.rc, 1) << r.all();
+  // Planning: a budget below a layer's streaming working set does not fit (2), min is bad input (1).
+  const std::string gl = "'" + testing::SourcePath("models/onnx/googlenet.onnx") + "' --target exynos-npu";
+  r = testing::Cli("plan " + gl + " --strategy modulebuf --budget 1KiB");
+  EXPECT_EQ(r.rc, 2) << r.all();
+  EXPECT_NE(r.err.find("alone needs"), std::string::npos) << r.err;
+  r = testing::Cli("plan " + gl + " --strategy modulebuf --budget min");
+  EXPECT_EQ(r.rc, 1) << r.all();
+  r = testing::Cli("plan " + gl + " --strategy modulebuf --no-map");
+  EXPECT_EQ(r.rc, 0) << r.all();
+  EXPECT_NE(r.out.find("9 modules detected"), std::string::npos) << r.out;
+}
+
 }  // namespace
 }  // namespace sramplan::fusion
