@@ -1,4 +1,4 @@
-// combine: beyond the module-buffering paper: plans the network with module buffering
+// assemble-best: beyond the module-buffering paper: plans the network with module buffering
 // (modulebuf-reorder) and with COSMA's tensor replacement (the joint ILP, and the greedy and Belady
 // baselines when it has no plan) on the same budget, and keeps the plan with the fewest off-chip
 // bytes (ties: module buffering), so it is never worse than either. COSMA needs every op's inputs
@@ -40,7 +40,7 @@ void SplitDram(plan::Plan* p) {
 }  // namespace
 
 MakeResult MakeCombine(std::string_view arg) {
-  return NoArgPass("combine", arg, [](PlanningContext& ctx) -> Status {
+  return NoArgPass("assemble-best", arg, [](PlanningContext& ctx) -> Status {
     std::optional<plan::Plan> best;
     std::string tried;
     auto total = [](const plan::Plan& p) { return p.metrics.offchip_read_bytes + p.metrics.offchip_write_bytes; };

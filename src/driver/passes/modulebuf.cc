@@ -1,4 +1,4 @@
-// modulebuf:paper|reorder|layerwise: module buffering (fusion/module_buffer.h; Kim et al. Alg. 1-6) or the
+// assemble-modules:paper|reorder|layerwise: module buffering (fusion/module_buffer.h; Kim et al. Alg. 1-6) or the
 // paper's layer-wise baseline, on --budget bytes of the arena level (default its capacity) in front
 // of the target's DRAM. The plan is ordinary steps (one op each, branches re-ordered), on-chip
 // buffers at the planned offsets, DRAM buffers for what is streamed or copied out, transfers
@@ -127,7 +127,7 @@ Status Assemble(PlanningContext& ctx, const fusion::ModuleReport& rep, const fus
 }  // namespace
 
 MakeResult MakeModuleBuffer(std::string_view arg) {
-  return ChoicePass("modulebuf", arg, {"paper", "layerwise", "reorder"}, [](PlanningContext& ctx, const std::string& a) -> Status {
+  return ChoicePass("assemble-modules", arg, {"paper", "layerwise", "reorder"}, [](PlanningContext& ctx, const std::string& a) -> Status {
     SP_ASSIGN_OR_RETURN(int dram_level, DramLevel(ctx));
     SP_ASSIGN_OR_RETURN(int64_t budget, Budget(ctx));
     const analysis::Schedule model = analysis::ModelOrder(ctx.graph);
@@ -170,7 +170,7 @@ MakeResult MakeModuleBuffer(std::string_view arg) {
 
 MakeResult MakeModuleMetrics(std::string_view arg) {
   return NoArgPass("module-metrics", arg, [](PlanningContext& ctx) -> Status {
-    if (!ctx.assembled) return InternalError("pass 'module-metrics' needs the modulebuf pass first");
+    if (!ctx.assembled) return InternalError("pass 'module-metrics' needs the assemble-modules pass first");
     plan::Plan& p = ctx.plan;
     std::set<std::string> offchip;
     for (const auto& l : p.levels)
