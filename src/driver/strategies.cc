@@ -64,6 +64,17 @@ const std::vector<StrategySpec>& Strategies() {
       Budget("cosma-fixed", "COSMA's ILP for the --schedule order (Eq. 16-17): addresses and spill/reload", A::kBudget),
       Budget("cosma", "COSMA's joint ILP (CBC): operator order, addresses and spill/reload together", A::kBudget),
       Budget("cosma-dc", "COSMA divide and conquer: automatic break nodes, parts solved exactly, stitched", A::kNone),
+      {"modulebuf", "module buffering (Kim et al.): multi-branch modules kept on chip branch by branch (--budget size)",
+       A::kNone, /*needs_dram=*/true, false, /*uses_budget=*/true,
+       {"assemble-modules:paper", "weights", "metrics", "module-metrics", "verify"}, Family::kBudget},
+      {"modulebuf-reorder", "modulebuf, also trying each module's branches in Alg. 3's order with one branch moved last",
+       A::kNone, /*needs_dram=*/true, false, /*uses_budget=*/true,
+       {"assemble-modules:reorder", "weights", "metrics", "module-metrics", "verify"}, Family::kBudget},
+      {"modulebuf-cosma", "module buffering or COSMA's joint ILP (greedy / Belady without it), whichever moves fewer bytes",
+       A::kNone, /*needs_dram=*/true, false, /*uses_budget=*/true, {"assemble-best", "verify"}, Family::kBudget},
+      {"layerwise", "the module-buffering paper's naive baseline: every feature map to and from DRAM", A::kNone,
+       /*needs_dram=*/true, false, /*uses_budget=*/true,
+       {"assemble-modules:layerwise", "weights", "metrics", "module-metrics", "verify"}, Family::kBudget},
   };
   return kTable;
 }

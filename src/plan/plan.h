@@ -121,6 +121,34 @@ struct Metrics {
   int64_t budget_bytes = 0;         // budget strategies: on-chip bytes the plan was given (0: none)
   double energy_pj = 0;             // memory access energy estimate
   bool fits = false;
+  // Module buffering (modulebuf, layerwise): off-chip bytes split into feature maps and weights;
+  // written to plan.json (with dram_read_bytes / dram_write_bytes) only when dram_split is set.
+  bool dram_split = false;
+  int64_t fm_dram_bytes = 0;
+  int64_t weight_dram_bytes = 0;
+};
+
+// One module of module buffering (modulebuf, layerwise): its ops in processing order, Alg. 3's
+// branch order, Alg. 6's processing type, and where its input (MIFM) and its branch outputs
+// (MOFM) sit on chip; its feature-map and weight traffic as planned.
+struct ModuleRegion {
+  std::string tensor;
+  int64_t offset = -1;  // on-chip offset; -1: in DRAM
+  int64_t bytes = 0;
+  int depth = 1;
+};
+struct Module {
+  std::string name;
+  int depth = 1;
+  std::string merge;       // the merge op
+  std::string processing;  // "I", "II", "layerwise"
+  std::vector<std::string> ops;                  // in the plan's step order
+  std::vector<std::vector<std::string>> branches;  // ops of each branch, in processing order
+  std::vector<int64_t> branch_req_bytes;           // Alg. 3's size_req(b), same order
+  std::vector<ModuleRegion> mifm;                  // the module input at each depth
+  std::vector<ModuleRegion> mofm;                  // the branch outputs, then the merge output
+  int64_t fm_read_bytes = 0, fm_write_bytes = 0, weight_bytes = 0;
+  int fm_reads = 0, fm_writes = 0;  // off-chip feature-map transfers (streamed operands and copies)
 };
 
 struct Plan {
@@ -140,6 +168,7 @@ struct Plan {
   std::vector<Pool> pools;  // at most one per level; empty: every buffer is a plain byte range
   Metrics metrics;
   std::vector<std::string> notes;
+  std::vector<Module> modules;  // module buffering only; plan.json "modules" when not empty
 };
 
 // The pool of `level`, or nullptr.

@@ -3,6 +3,7 @@
 
 #include "plan/plan.h"
 #include "plan/plan_json.h"
+#include "plan/plan_json_modules.h"
 #include "support/int_math.h"
 #include "support/json.h"
 
@@ -90,7 +91,9 @@ std::string PlanToJson(const Plan& p) {
                   {"budget_bytes", m.budget_bytes},
                   {"inplace_saved_bytes", m.inplace_saved_bytes},
                   {"energy_pj", m.energy_pj}};
+  DramSplitToJson(m, &j["metrics"]);
   j["notes"] = p.notes;
+  ModulesToJson(p, &j);
   return j.dump(1, ' ', false, ordered::error_handler_t::replace);
 }
 
@@ -282,8 +285,10 @@ StatusOr<Plan> ReadPlan(const JsonRef& j) {
     SP_ASSIGN_OR_RETURN(mt.inplace_saved_bytes, m.IntOr("inplace_saved_bytes", 0, -kMaxBytes, kMaxBytes));
     SP_ASSIGN_OR_RETURN(mt.budget_bytes, m.IntOr("budget_bytes", 0, 0, kMaxBytes));
     SP_ASSIGN_OR_RETURN(mt.energy_pj, m.NumberOr("energy_pj", 0.0, -kAny, kAny));
+    SP_RETURN_IF_ERROR(DramSplitFromJson(m, &mt));
   }
   SP_ASSIGN_OR_RETURN(p.notes, j.StringListOr("notes"));
+  SP_RETURN_IF_ERROR(ModulesFromJson(j, &p));
   if (version == 1) InferStepKinds(&p);
   return p;
 }

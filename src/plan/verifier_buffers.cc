@@ -185,6 +185,14 @@ void Checker::CheckTransfers() {
     if (t.kind == "input" || t.kind == "constant")
       for (const Buffer* b : BuffersOf(t.name))
         if (Offchip(b->level) && b->first_step == 0) valid_from[{t.name, b->level}] = -1;
+  // An op whose output has only an off-chip buffer at its step writes it there (streamed out): the
+  // data exists in that level from the producing step on.
+  for (const auto& [name, s] : produced_at_) {
+    const Buffer* hit = nullptr;
+    for (const Buffer* b : BuffersOf(name))
+      if (b->first_step <= s && s <= b->last_step && (!hit || (Offchip(hit->level) && !Offchip(b->level)))) hit = b;
+    if (hit && Offchip(hit->level)) valid_from.emplace(std::make_pair(name, hit->level), s);
+  }
   std::vector<size_t> order;
   for (size_t i = 0; i < p_.transfers.size(); ++i) order.push_back(i);
   auto after = [](const Transfer& t) { return t.kind == "spill" || t.kind == "store"; };

@@ -99,6 +99,7 @@ class Checker {
     CheckDeclaredOverlaps();
     CheckOverlaps();
     CheckReportedSizes();
+    CheckModules();
     return std::move(r_);
   }
 
@@ -171,6 +172,7 @@ class Checker {
   std::string WorkspaceProblem(const Buffer& out) const;
   void CheckOverlaps();
   void CheckReportedSizes();
+  void CheckModules();  // verifier_modules.cc
 
   const Plan& p_;
   const int n_;

@@ -57,5 +57,9 @@ MakeResult MakeSegmentOverlap(std::string_view arg);    // segment-overlap
 MakeResult MakeCircularPool(std::string_view arg);      // circular-pool
 MakeResult MakeRowCache(std::string_view arg);          // row-cache
 MakeResult MakeAssembleSegments(std::string_view arg);  // assemble-segments
+// Module buffering (Samsung).
+MakeResult MakeModuleBuffer(std::string_view arg);      // assemble-modules:paper|reorder|layerwise
+MakeResult MakeModuleMetrics(std::string_view arg);     // module-metrics
+MakeResult MakeCombine(std::string_view arg);           // assemble-best
 
 }  // namespace sramplan::driver::passes
