@@ -19,8 +19,7 @@ bool IsReduceType(const std::string& type) {
 }
 
 bool IsSameRowType(const std::string& type) {
-  return ir::IsUnaryElementwise(type) || ir::IsBinaryElementwise(type) || type == "Concat" ||
-         type == "Dropout" || type == "Identity";
+  return ir::IsUnaryElementwise(type) || ir::IsBinaryElementwise(type) || type == "Concat" || ir::IsViewOp(type);
 }
 
 // Rows (H) and channels of a 4-D feature map; 1 and 1 otherwise.
@@ -71,13 +70,17 @@ StatusOr<AccelModel> AccelModel::From(const target::Target& t, int64_t batch) {
     return InvalidArgument("target '" + t.name + "' has no arena level (the global buffer)");
   AccelModel m;
   m.buffer_bytes = t.levels[t.arena_level].capacity;
+  // The Ow|Cout dataflow (the paper's footnote 4): PE rows take output columns, PE columns output
+  // channels. A strip's t_w is the full width, so T_w is met; T_h is one row.
   m.t_c = std::max<int64_t>(1, t.compute.pe_cols);
-  m.t_h = std::max<int64_t>(1, t.compute.pe_rows);
+  m.t_w = std::max<int64_t>(1, t.compute.pe_rows);
+  m.t_h = 1;
   m.batch = std::max<int64_t>(1, batch);
   return m;
 }
 
 int64_t RowMap::Apply(int64_t r, int64_t tiles) const {
+  if (fixed_out > 0) r = fixed_out;
   switch (rule) {
     case RowRule::kWindow:
       return std::min(in_rows, (std::max<int64_t>(r, 1) - 1) * stride + k_eff);
@@ -91,8 +94,9 @@ int64_t RowMap::Apply(int64_t r, int64_t tiles) const {
   return in_rows;
 }
 
-StatusOr<FusionGraph> BuildFusionGraph(const ir::Graph& g, const analysis::Schedule& order) {
+StatusOr<FusionGraph> BuildFusionGraph(const ir::Graph& g, const analysis::Schedule& order, int64_t batch) {
   FusionGraph fg;
+  fg.batch = std::max<int64_t>(batch, 1);
   std::vector<int> vertex_of_op(g.num_ops(), -1);
   for (ir::OpId id : order) {
     const ir::Op& op = g.op(id);
@@ -119,8 +123,6 @@ StatusOr<FusionGraph> BuildFusionGraph(const ir::Graph& g, const analysis::Sched
     vertex_of_op[id.value()] = static_cast<int>(fg.vertices.size());
     fg.vertices.push_back(std::move(v));
   }
-  for (ir::TensorId in : g.Inputs())
-    if (!g.tensor(in).shape.empty()) fg.batch = g.tensor(in).shape[0];
   // Feature maps between vertices, and every vertex's inputs, outputs and parameters.
   std::map<int, int> ftensor_of;  // ir tensor -> FTensor
   auto ftensor = [&](const ir::Tensor& t, int producer) {
@@ -161,8 +163,11 @@ StatusOr<FusionGraph> BuildFusionGraph(const ir::Graph& g, const analysis::Sched
         if (std::find(v.inputs.begin(), v.inputs.end(), f) != v.inputs.end()) continue;
         RowMap m;
         m.in_rows = fg.tensors[f].rows;
-        if (oid == v.ops.front() && rows_kept && v.known)
+        if (oid == v.ops.front() && v.known) {
           m = OpRowMap(g, op, k, fg.tensors[f].rows, main_rows);
+          // A merged view that changes the rows needs the main op's whole output.
+          if (!rows_kept) m.fixed_out = main_rows;
+        }
         v.inputs.push_back(f);
         v.in_maps.push_back(m);
       }
@@ -217,10 +222,12 @@ int64_t RowsBytes(const FTensor& t, int64_t rows, bool isoa, const AccelModel& m
 std::vector<int64_t> GroupRows(const FusionGraph& fg, const std::vector<int>& group, int64_t tiles,
                                int64_t* ref_rows) {
   std::vector<int64_t> r(fg.tensors.size(), 0);
+  // The strip count divides the tallest feature map the group touches (a reduction's input too).
   int64_t ref = 1;
-  for (int v : group)
-    for (int f : fg.vertices[v].outputs)
-      if (IsGroupOutput(fg, group, fg.tensors[f])) ref = std::max(ref, fg.tensors[f].rows);
+  for (int v : group) {
+    for (int f : fg.vertices[v].outputs) ref = std::max(ref, fg.tensors[f].rows);
+    for (int f : fg.vertices[v].inputs) ref = std::max(ref, fg.tensors[f].rows);
+  }
   for (auto it = group.rbegin(); it != group.rend(); ++it) {
     const Vertex& v = fg.vertices[*it];
     int64_t out_r = 0;

@@ -23,11 +23,13 @@
 namespace sramplan::fusion {
 
 // The accelerator: global buffer B_c, the PE array's throughput T_c (output channels per pass,
-// the Ow|Cout dataflow's columns) and T_h (rows), the batch.
+// the Ow|Cout dataflow's columns), T_w (output columns per pass, its rows) and T_h (output rows
+// per pass: 1 in this dataflow), the batch.
 struct AccelModel {
   int64_t buffer_bytes = 0;  // B_c
   int64_t t_c = 1;
   int64_t t_h = 1;
+  int64_t t_w = 1;
   int64_t batch = 1;
   // The target's arena level (the global buffer) and compute array.
   static StatusOr<AccelModel> From(const target::Target& t, int64_t batch);
@@ -45,6 +47,7 @@ struct RowMap {
   RowRule rule = RowRule::kWhole;
   int64_t stride = 1, k_eff = 1;
   int64_t in_rows = 1;  // rows of the input tensor
+  int64_t fixed_out = 0;  // > 0: the op's whole output is needed (a merged view changes its rows)
   // Rows of the input needed for r output rows when the group runs `tiles` strips.
   int64_t Apply(int64_t r, int64_t tiles) const;
 };
@@ -83,8 +86,9 @@ struct FusionGraph {
 };
 
 // The fusion DAG of `order`: unary element-wise ops, BatchNormalization and view ops merge into
-// the vertex producing their only input when that input feeds nothing else.
-StatusOr<FusionGraph> BuildFusionGraph(const ir::Graph& g, const analysis::Schedule& order);
+// the vertex producing their only input when that input feeds nothing else. `batch`: images per
+// run (a tensor whose first axis is the batch holds one strip per image).
+StatusOr<FusionGraph> BuildFusionGraph(const ir::Graph& g, const analysis::Schedule& order, int64_t batch);
 
 // How a group is evaluated: Optimus (ISOA by Alg. 2, parameters may stream) or the prior works'
 // constraints (no ISOA, all parameters on chip for the whole group).
@@ -94,7 +98,7 @@ enum class CostRule { kOptimus, kPriorWork };
 struct GroupEval {
   bool feasible = false;
   int64_t tiles = 1;          // strips per image
-  int64_t tile_rows = 1;      // t_h of the reference output (the group output with most rows)
+  int64_t tile_rows = 1;      // rows per strip of the tallest feature map the group touches
   int64_t ref_rows = 1;       // its rows
   bool params_resident = false;
   int64_t buffer_bytes = 0;   // working set in the global buffer (with resident parameters)

@@ -15,7 +15,7 @@ using testing::LoadNativeGraph;
 // kChainGraph: x[1,8,8,4] -> conv1 (1x1, w1 32 B) -> a -> relu -> b[1,8,8,8] -> conv2 (1x1, w2 32 B)
 // -> y[1,8,8,4]; int8. Vertices {conv1, relu} and {conv2}. Rows: x 32 B, b 64 B, y 32 B each.
 FusionGraph ChainFg(const ir::Graph& g) {
-  auto fg = BuildFusionGraph(g, analysis::ModelOrder(g));
+  auto fg = BuildFusionGraph(g, analysis::ModelOrder(g), 1);
   EXPECT_TRUE(fg.ok()) << fg.status().message();
   return *fg;
 }
@@ -113,7 +113,7 @@ TEST(OptimusSearch, TooSmallBufferNamesTheOperator) {
 // optimus is never worse than a baseline.
 TEST(OptimusSearch, DagGroupsAreAcyclicAndOptimusIsBest) {
   const ir::Graph g = LoadNativeGraph(testing::kBottleneckGraph);
-  auto fg = BuildFusionGraph(g, analysis::ModelOrder(g));
+  auto fg = BuildFusionGraph(g, analysis::ModelOrder(g), 1);
   ASSERT_TRUE(fg.ok());
   for (int64_t b : {1200, 2000, 4000, 9000}) {
     AccelModel m = Accel(b);

@@ -57,5 +57,8 @@ MakeResult MakeSegmentOverlap(std::string_view arg);    // segment-overlap
 MakeResult MakeCircularPool(std::string_view arg);      // circular-pool
 MakeResult MakeRowCache(std::string_view arg);          // row-cache
 MakeResult MakeAssembleSegments(std::string_view arg);  // assemble-segments
+// Optimus (passes/optimus.cc).
+MakeResult MakeFuseTiled(std::string_view arg);      // fuse-tiled:optimus|optimus-online|dnnvm|...
+MakeResult MakeAssembleTiled(std::string_view arg);  // assemble-tiled
 
 }  // namespace sramplan::driver::passes
