@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <limits>
+#include <memory>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -64,6 +65,15 @@ class Searcher {
   }
 
   void set_online_max(int n) { online_max_ = n; }
+  // Restart the DP in the canonical space: the next group always holds the first operator (in
+  // the schedule) not yet run, so groups run in the order of their first operators.
+  void Canonical(int64_t max_states) {
+    canonical_ = true;
+    memo_.clear();
+    r_.states = 0;
+    lim_.max_states = max_states;
+    r_.proved_optimal = false;
+  }
   FusionResult& result() { return r_; }
 
   // The evaluation under `rule` (cached).
@@ -121,6 +131,7 @@ class Searcher {
   int n_, words_;
   std::vector<std::vector<int>> adj_;
   int online_max_ = 1 << 30;
+  bool canonical_ = false;
   std::unordered_map<std::vector<int>, GroupEval, VecHash> opt_cache_, prior_cache_;
   struct Entry {
     int64_t cost = kInf;
@@ -176,7 +187,10 @@ bool Searcher::Enumerate(const Bits& done, Visit visit) {
   std::unordered_set<std::vector<int>, VecHash> seen;
   std::vector<std::vector<int>> stack;
   for (int v = 0; v < n_; ++v)
-    if (!Has(done, v) && ready_in(v, {})) stack.push_back({v});
+    if (!Has(done, v) && ready_in(v, {})) {
+      stack.push_back({v});
+      if (canonical_) break;  // only groups with the first operator not yet run
+    }
   bool complete = true;
   while (!stack.empty()) {
     std::vector<int> g = std::move(stack.back());
@@ -365,28 +379,62 @@ std::vector<int64_t> OnlineLookupTable(const FusionGraph& fg, const AccelModel& 
 StatusOr<FusionResult> RunFusion(const FusionGraph& fg, const AccelModel& m, FusionMethod method,
                                  const FusionLimits& limits) {
   const auto t0 = std::chrono::steady_clock::now();
-  Searcher s(fg, m, method, limits);
+  auto s = std::make_unique<Searcher>(fg, m, method, limits);
   std::vector<int64_t> single;
-  SP_RETURN_IF_ERROR(s.CheckSingles(&single));
+  SP_RETURN_IF_ERROR(s->CheckSingles(&single));
   const int n = static_cast<int>(fg.vertices.size());
+  int online_max = 0;
   if (method == FusionMethod::kOnline) {
     const std::vector<int64_t> lut = OnlineLookupTable(fg, m, limits.max_group_vertices);
-    int nmax = 1;
+    online_max = 1;
     for (int k = 1; k < static_cast<int>(lut.size()); ++k)
-      if (lut[k] <= m.buffer_bytes) nmax = k;
-    s.set_online_max(nmax);
-    s.result().online_max_group = nmax;
+      if (lut[k] <= m.buffer_bytes) online_max = k;
+    s->set_online_max(online_max);
   }
   if (method == FusionMethod::kEfficientS) {
-    s.EfficientS();
+    s->EfficientS();
   } else if (n > 0) {
-    std::vector<uint64_t> done((n + 63) / 64, 0);
-    if (s.Solve(done, 0) >= kInf) return InternalError("the fusion search found no scheme");
-    s.Reconstruct();
+    // The full DP over down-sets first; on graphs too wide for it (its state count explodes with
+    // the number of parallel branches), the canonical DP.
+    FusionLimits full = limits;
+    full.max_states = std::min(limits.max_states, limits.full_dp_states);
+    s = std::make_unique<Searcher>(fg, m, method, full);
+    if (online_max > 0) s->set_online_max(online_max);
+    const std::vector<uint64_t> done((n + 63) / 64, 0);
+    if (s->Solve(done, 0) < kInf && s->result().proved_optimal) {
+      s->Reconstruct();
+    } else {
+      const int64_t tried = s->result().states;
+      FusionLimits canon = limits;
+      canon.max_groups_per_state = std::min(limits.max_groups_per_state, limits.canonical_groups_per_state);
+      s = std::make_unique<Searcher>(fg, m, method, canon);
+      if (online_max > 0) s->set_online_max(online_max);
+      s->Canonical(std::min(limits.max_states, limits.canonical_states));
+      if (s->Solve(done, 0) >= kInf) return InternalError("the fusion search found no scheme");
+      s->Reconstruct();
+      // The linear proxy's DP under the same rules as an incumbent (its groups are canonical too).
+      auto lin = std::make_unique<Searcher>(fg, m, method, limits);
+      if (online_max > 0) lin->set_online_max(online_max);
+      lin->EfficientS();
+      auto total = [&](Searcher& x) {
+        int64_t t = 0;
+        for (const auto& g : x.result().groups) t += x.MethodEval(g)->dram_bytes();
+        return t;
+      };
+      const bool linear_better = total(*lin) < total(*s);
+      const int64_t states = s->result().states;
+      if (linear_better) s = std::move(lin);
+      s->result().proved_optimal = false;
+      s->result().states = states;
+      s->result().note = "the DAG has too many down-sets for the full DP (over " + std::to_string(tried) +
+                         " states); searched groups in order of their first operator (bounded) and the " +
+                         "model order's segments, kept the " + (linear_better ? "segments" : "first");
+    }
   }
-  FusionResult r = std::move(s.result());
+  FusionResult r = std::move(s->result());
+  r.online_max_group = online_max;
   for (const auto& g : r.groups) {
-    const GroupEval* e = s.MethodEval(g);
+    const GroupEval* e = s->MethodEval(g);
     if (!e) return InternalError("the fusion search chose a group its method does not allow");
     r.evals.push_back(*e);
     r.read_bytes += e->read_bytes;
@@ -399,7 +447,7 @@ StatusOr<FusionResult> RunFusion(const FusionGraph& fg, const AccelModel& m, Fus
                                          std::to_string(n) + " operators");
   r.search_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   if (!r.proved_optimal)
-    r.note = "search stopped at its limits (" + std::to_string(r.states) + " states); not proved optimal";
+    r.note += std::string(r.note.empty() ? "" : "; ") + std::to_string(r.states) + " states; not proved optimal";
   return r;
 }
 

@@ -4,7 +4,10 @@
 //                   groups); f(D) = min_G Eq3(G) + f(D + G), tabulated by D, bottom-up from the
 //                   full set. Every partition into connected groups with an acyclic quotient is a
 //                   path of this DP, so the result is the optimum of that space when the search
-//                   finished within its state limit (proved_optimal).
+//                   finished within its state limit (proved_optimal). When the DAG has too many
+//                   down-sets (NASNet), the canonical DP: the next group always holds the first
+//                   operator (schedule order) not yet run, bounded, and the DP over the schedule's
+//                   contiguous segments; the better of the two (not proved optimal then).
 //   optimus-online  the same DP with Alg. 3's rules: an operator is fused with all of its fan-out
 //                   successors or none, and groups larger than the look-up table's size for B_c
 //                   are rejected (memo[n]: the least working set of an n-operator group at a tile
@@ -32,7 +35,10 @@ const char* FusionMethodName(FusionMethod m);
 bool ParseFusionMethod(const std::string& name, FusionMethod* m);
 
 struct FusionLimits {
-  int64_t max_states = 400000;        // DP states (down-sets) before the search stops proving
+  int64_t full_dp_states = 10000;     // the full down-set DP gives up beyond this many states
+  int64_t canonical_states = 5000;    // then the canonical DP's states and groups per state
+  int64_t canonical_groups_per_state = 128;
+  int64_t max_states = 400000;        // DP states before the search stops proving
   int64_t max_groups_per_state = 4096;  // candidate groups enumerated from one state
   int max_group_vertices = 64;
 };

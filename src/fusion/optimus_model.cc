@@ -51,6 +51,15 @@ RowMap OpRowMap(const ir::Graph& g, const ir::Op& op, size_t k, int64_t in_rows,
       return m;
     }
   }
+  if (k == 0 && op.type == "Slice" && op.inputs.size() <= 4) {
+    // A slice with unit steps keeps the row count (a shifted window of r rows).
+    bool unit = true;
+    for (int64_t st : op.attrs.GetInts("steps")) unit = unit && st == 1;
+    if (unit) {
+      m.rule = RowRule::kWindow;
+      return m;
+    }
+  }
   if (IsReduceType(op.type) && out_rows == 1 && in_rows >= 1) {
     m.rule = RowRule::kReduce;
     return m;

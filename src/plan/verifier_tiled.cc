@@ -16,6 +16,11 @@ bool ReduceType(const std::string& t) {
   return t == "GlobalAveragePool" || t == "GlobalMaxPool" || t == "ReduceMean" || t == "ReduceMax";
 }
 
+bool UnitSteps(const StepOp& op) {
+  const std::vector<int64_t> steps = Attr(op, "steps", {});
+  return std::all_of(steps.begin(), steps.end(), [](int64_t v) { return v == 1; });
+}
+
 }  // namespace
 
 // The layout of the plan's feature maps: NHWC when more convolutions agree with it only than with
@@ -104,6 +109,8 @@ void Checker::CheckFusedTiled(int s) {
       if (i == 0 && window && out_h == RowsChannels(*FindTensor(op.outputs[0])).first) {
         const int64_t stride = Attr(op, "strides", {1, 1})[0], dil = Attr(op, "dilations", {1, 1})[0];
         need = std::min(h, (out_r - 1) * stride + dil * (Attr(op, "kernel_shape", {1, 1})[0] - 1) + 1);
+      } else if (i == 0 && op.type == "Slice" && op.inputs.size() <= 4 && UnitSteps(op)) {
+        need = std::min(h, out_r);  // unit steps: a shifted window of as many rows
       } else if (ReduceType(op.type) && out_h == 1) {
         need = CeilDiv(h, tiles);
       } else if (SameRowType(op.type) && (h == out_h || h == 1)) {

@@ -16,7 +16,8 @@
 namespace sramplan::driver::passes {
 namespace {
 
-// Pooling windows recorded for the verifier's tile relation (Conv's are recorded for every plan).
+// Pooling windows and Slice steps recorded for the verifier's tile relation (Conv's are recorded
+// for every plan).
 plan::StepOp TiledStepOp(const ir::Graph& g, const ir::Op& op) {
   plan::StepOp so = PlanStepOp(g, op);
   if (op.type == "MaxPool" || op.type == "AveragePool")
@@ -24,6 +25,7 @@ plan::StepOp TiledStepOp(const ir::Graph& g, const ir::Op& op) {
       std::vector<int64_t> v = op.attrs.GetInts(k);
       if (!v.empty()) so.attrs[k] = v;
     }
+  if (op.type == "Slice" && op.attrs.Has("steps")) so.attrs["steps"] = op.attrs.GetInts("steps");
   return so;
 }
 
