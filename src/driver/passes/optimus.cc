@@ -140,6 +140,11 @@ Status AssembleTiled(PlanningContext& ctx) {
 MakeResult MakeFuseTiled(std::string_view arg) {
   return ChoicePass("fuse-tiled", arg, {"optimus", "optimus-online", "dnnvm", "efficient-s", "fused-layer", "nofuse"},
                     [](PlanningContext& ctx, const std::string& a) -> Status {
+                      if (ctx.hw.dram() < 0)
+                        return InvalidArgument("target '" + ctx.target.name + "' has no DRAM level; strategy '" +
+                                               ctx.spec.name +
+                                               "' keeps feature maps and weights in DRAM (use optimus-accel or "
+                                               "add a dram level)");
                       auto st = std::make_unique<OptimusState>();
                       fusion::ParseFusionMethod(a, &st->method);
                       SP_ASSIGN_OR_RETURN(st->model, fusion::AccelModel::From(ctx.target, ctx.options.batch));
