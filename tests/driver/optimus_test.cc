@@ -3,6 +3,8 @@
 // the groups, the verifier catches a tampered group, and bad input is a clear error.
 #include <gtest/gtest.h>
 
+#include <fstream>
+
 #include "driver/strategy.h"
 #include "import/import.h"
 #include "plan/verifier.h"
@@ -94,6 +96,22 @@ TEST(Optimus, CliBufferTooSmallExits2NamingTheOp) {
   EXPECT_EQ(r.rc, 2) << r.all();
   EXPECT_NE(r.all().find("does not fit the 4096-byte global buffer"), std::string::npos) << r.all();
   EXPECT_NE(r.all().find("'/conv1/Conv'"), std::string::npos) << r.all();
+}
+
+TEST(Optimus, CliWritesTheGroupsCsv) {
+  const std::string dir = testing::WriteTempFile("optimus-csv/.keep", "");
+  const std::string out = dir.substr(0, dir.rfind('/'));
+  const testing::CliRun r = testing::Cli("plan " + testing::SourcePath("models/onnx/squeezenet1_0.onnx") +
+                                         " --target optimus-accel --strategy optimus --batch 4 --dtype int16 -q --csv " +
+                                         out);
+  ASSERT_EQ(r.rc, 0) << r.all();
+  std::ifstream in(out + "/groups.csv");
+  std::string header, row;
+  ASSERT_TRUE(std::getline(in, header));
+  EXPECT_EQ(header.rfind("strategy,step,ops,", 0), 0u) << header;
+  int rows = 0;
+  while (std::getline(in, row)) rows += row.rfind("optimus,", 0) == 0;
+  EXPECT_GT(rows, 5);
 }
 
 TEST(Optimus, CliNeedsDram) {
