@@ -9,6 +9,7 @@
 
 #include "analysis/liveness.h"
 #include "cost/hardware_model.h"
+#include "driver/optimus_state.h"
 #include "driver/strategy.h"
 #include "driver/vmcu_layout.h"
 #include "ir/graph.h"
@@ -78,6 +79,7 @@ struct PlanningContext {
   TensorState tensors;
   std::unique_ptr<BudgetState> budget;
   std::unique_ptr<VmcuState> vmcu;
+  std::unique_ptr<OptimusState> optimus;  // fuse-tiled: the Optimus groups (assemble-tiled reads them)
 
   const target::MemoryLevel& arena() const { return target.levels[target.arena_level]; }
   const target::MemoryLevel& weight_level() const { return target.levels[target.weight_level]; }

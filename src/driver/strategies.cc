@@ -25,6 +25,13 @@ std::vector<std::string> BudgetPipeline(const std::string& solver) {
   return {"spill-problem", "schedule", "spill:" + solver, "assemble-spill", "weights", "transfers", "metrics", "verify"};
 }
 
+// Optimus and its baselines: one fused-tiled step per group, feature maps and weights in DRAM.
+StrategySpec Fused(std::string name, std::string description) {
+  return StrategySpec{name,    std::move(description), AllGroup::kNone, /*needs_dram=*/true, /*int8_only=*/false,
+                      /*uses_budget=*/false, {"schedule", "fuse-tiled:" + name, "assemble-tiled", "verify"},
+                      Family::kFused};
+}
+
 StrategySpec Budget(std::string name, std::string description, AllGroup all) {
   StrategySpec s{name, std::move(description), all, /*needs_dram=*/true, /*int8_only=*/false, /*uses_budget=*/true,
                  BudgetPipeline(name), Family::kBudget};
@@ -75,6 +82,12 @@ const std::vector<StrategySpec>& Strategies() {
       {"layerwise", "the module-buffering paper's naive baseline: every feature map to and from DRAM", A::kNone,
        /*needs_dram=*/true, false, /*uses_budget=*/true,
        {"assemble-modules:layerwise", "weights", "metrics", "module-metrics", "verify"}, Family::kBudget},
+      Fused("optimus", "Optimus DAG fusion (Alg. 1-2, Eq. 3-4): fewest DRAM bytes through the global buffer"),
+      Fused("optimus-online", "Optimus online variant (Alg. 3): pruned DAG fusion with a group-size look-up table"),
+      Fused("dnnvm", "DNNVM baseline: no multi-input/-output operator inside a group; parameters on chip"),
+      Fused("efficient-s", "Efficient-S baseline: DP over a linear proxy (the model order); parameters on chip"),
+      Fused("fused-layer", "fused-layer baseline (Alwani et al.): chains only, exhaustive; parameters on chip"),
+      Fused("nofuse", "no fusion: one group per operator (Conv+BN+activation merged), tiled"),
   };
   return kTable;
 }

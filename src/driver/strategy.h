@@ -52,7 +52,8 @@ enum class AllGroup {
 };
 
 // What a strategy plans with: whole tensors in one arena, segments (vMCU), or a budget with spills.
-enum class Family { kTensor, kSegment, kBudget };
+// kFused: Optimus groups executed tile by tile in a global buffer in front of DRAM.
+enum class Family { kTensor, kSegment, kBudget, kFused };
 
 // One row of the strategy table.
 struct StrategySpec {

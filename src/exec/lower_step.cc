@@ -239,8 +239,11 @@ StatusOr<StepCalls> LowerStep(const StepLowering& l, int s) {
     case plan::StepKind::kModule:
       break;
   }
+  if (st.kind == plan::StepKind::kFusedTiled)
+    return Unsupported(Where(s) + " is an Optimus group (kind 'fused-tiled'): tile-by-tile execution is not "
+                       "implemented yet; the plan is checked by the verifier only (sramplan check-plan)");
   return Unsupported(Where(s) + " is of kind '" + plan::StepKindName(st.kind) +
-                     "', which is not supported yet (reserved for fusion and module buffering)");
+                     "', which is not supported yet (reserved for module buffering)");
 }
 
 }  // namespace sramplan::exec

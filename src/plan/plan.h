@@ -22,8 +22,13 @@ inline constexpr int kSchemaVersion = 2;
 //                     (sramplan_rt_seg.h), its output declaring a "segment-overlap" with its input.
 //   kFusedBottleneck  a fused inverted bottleneck Conv, DepthwiseConv, Conv 1x1 [, Add of the group
 //                     input] on sp_seg_bottleneck_s8; its intermediates live in the workspace.
-//   kFusedTiled, kModule  reserved (Optimus fusion, module buffering): read and written, but the
-//                     verifier and the lowering refuse them as not supported yet.
+//   kFusedTiled       an Optimus fused group (`tiled`): its ops run as `tiles` full-width row strips
+//                     per image in the step's workspace (the global buffer); only the group's
+//                     inputs, outputs and parameters move to or from DRAM. The verifier re-derives
+//                     the working set and the DRAM bytes; the lowering refuses it (no tile-by-tile
+//                     execution yet).
+//   kModule           reserved (module buffering): read and written, but the verifier and the
+//                     lowering refuse it as not supported yet.
 enum class StepKind { kOp, kInPlaceDepthwise, kSegment, kFusedBottleneck, kFusedTiled, kModule };
 // "op", "inplace-depthwise", "segment", "fused-bottleneck", "fused-tiled", "module".
 const char* StepKindName(StepKind k);
@@ -49,6 +54,20 @@ struct StepOp {
   std::map<std::string, std::vector<int64_t>> attrs;
 };
 
+// kFusedTiled: how an Optimus group runs (fusion/optimus_model.h). Rows follow the tile relation
+// t(l-1) = t(l) * S + K - S backwards from the group's outputs (halo rows held in line buffers).
+struct TiledGroup {
+  int64_t tiles = 0;        // row strips per image (the batch is the outer loop)
+  int64_t tile_rows = 0;    // t_h: rows of the group output with most rows, per strip
+  int64_t tile_cols = 0;    // t_w: its full width
+  int64_t tile_channels = 0;  // T_c: channels an ISOA op's output keeps
+  std::vector<std::string> isoa;  // ops applying ISOA (Alg. 2): their outputs hold T_c channels
+  bool params_resident = false;   // parameters loaded once (else once per strip and image)
+  int64_t buffer_bytes = 0;       // working set: fmap rows (+ resident parameters)
+  int64_t dram_read_bytes = 0;    // inputs once, parameters once or tiles x batch times
+  int64_t dram_write_bytes = 0;   // outputs once
+};
+
 struct Step {
   int index = 0;
   std::vector<StepOp> ops;  // one op, or a fused group (later strategies)
@@ -58,6 +77,7 @@ struct Step {
   std::string workspace{};
   int64_t segment_bytes = 0;  // segment kinds: bytes per segment / FC output chunk (0: not set)
   bool row_cache = false;     // kFusedBottleneck: the row-cache variant of the kernel
+  TiledGroup tiled{};         // kFusedTiled only
 };
 
 struct Tensor {
@@ -121,6 +141,9 @@ struct Metrics {
   int64_t budget_bytes = 0;         // budget strategies: on-chip bytes the plan was given (0: none)
   double energy_pj = 0;             // memory access energy estimate
   bool fits = false;
+  // Plans with fused-tiled steps: the DRAM bytes of their groups (Eq. 3), written only then.
+  int64_t dram_read_bytes = 0;
+  int64_t dram_write_bytes = 0;
   // Module buffering (modulebuf, layerwise): off-chip bytes split into feature maps and weights;
   // written to plan.json (with dram_read_bytes / dram_write_bytes) only when dram_split is set.
   bool dram_split = false;

@@ -49,6 +49,13 @@ std::string PlanToJson(const Plan& p) {
     if (!s.workspace.empty()) params["workspace"] = s.workspace;
     if (s.segment_bytes != 0) params["segment_bytes"] = s.segment_bytes;
     if (s.row_cache) params["row_cache"] = true;
+    if (s.kind == StepKind::kFusedTiled) {
+      const TiledGroup& t = s.tiled;
+      params["group"] = {{"tiles", t.tiles}, {"tile_rows", t.tile_rows}, {"tile_cols", t.tile_cols},
+                         {"tile_channels", t.tile_channels}, {"isoa", t.isoa},
+                         {"params_resident", t.params_resident}, {"buffer_bytes", t.buffer_bytes},
+                         {"dram_read_bytes", t.dram_read_bytes}, {"dram_write_bytes", t.dram_write_bytes}};
+    }
     j["steps"].push_back({{"index", s.index}, {"kind", StepKindName(s.kind)}, {"params", params}, {"ops", ops}});
   }
   j["tensors"] = ordered::array();
@@ -92,6 +99,12 @@ std::string PlanToJson(const Plan& p) {
                   {"inplace_saved_bytes", m.inplace_saved_bytes},
                   {"energy_pj", m.energy_pj}};
   DramSplitToJson(m, &j["metrics"]);
+  bool tiled = false;
+  for (const auto& s : p.steps) tiled = tiled || s.kind == StepKind::kFusedTiled;
+  if (tiled) {
+    j["metrics"]["dram_read_bytes"] = m.dram_read_bytes;
+    j["metrics"]["dram_write_bytes"] = m.dram_write_bytes;
+  }
   j["notes"] = p.notes;
   ModulesToJson(p, &j);
   return j.dump(1, ' ', false, ordered::error_handler_t::replace);
@@ -124,6 +137,18 @@ Status ReadStepKind(const JsonRef& s, Step* st) {
   SP_ASSIGN_OR_RETURN(st->workspace, params.StringOr("workspace", ""));
   SP_ASSIGN_OR_RETURN(st->segment_bytes, params.IntOr("segment_bytes", 0, 0, kMaxBytes));
   SP_ASSIGN_OR_RETURN(st->row_cache, params.BoolOr("row_cache", false));
+  if (!params.Has("group")) return Status::Ok();
+  SP_ASSIGN_OR_RETURN(JsonRef g, params.Object("group"));
+  TiledGroup& t = st->tiled;
+  SP_ASSIGN_OR_RETURN(t.tiles, g.IntOr("tiles", 0, 0, kMaxBytes));
+  SP_ASSIGN_OR_RETURN(t.tile_rows, g.IntOr("tile_rows", 0, 0, kMaxBytes));
+  SP_ASSIGN_OR_RETURN(t.tile_cols, g.IntOr("tile_cols", 0, 0, kMaxBytes));
+  SP_ASSIGN_OR_RETURN(t.tile_channels, g.IntOr("tile_channels", 0, 0, kMaxBytes));
+  SP_ASSIGN_OR_RETURN(t.isoa, g.StringListOr("isoa"));
+  SP_ASSIGN_OR_RETURN(t.params_resident, g.BoolOr("params_resident", false));
+  SP_ASSIGN_OR_RETURN(t.buffer_bytes, g.IntOr("buffer_bytes", 0, 0, kMaxBytes));
+  SP_ASSIGN_OR_RETURN(t.dram_read_bytes, g.IntOr("dram_read_bytes", 0, 0, kMaxBytes));
+  SP_ASSIGN_OR_RETURN(t.dram_write_bytes, g.IntOr("dram_write_bytes", 0, 0, kMaxBytes));
   return Status::Ok();
 }
 
@@ -286,6 +311,8 @@ StatusOr<Plan> ReadPlan(const JsonRef& j) {
     SP_ASSIGN_OR_RETURN(mt.budget_bytes, m.IntOr("budget_bytes", 0, 0, kMaxBytes));
     SP_ASSIGN_OR_RETURN(mt.energy_pj, m.NumberOr("energy_pj", 0.0, -kAny, kAny));
     SP_RETURN_IF_ERROR(DramSplitFromJson(m, &mt));
+    SP_ASSIGN_OR_RETURN(mt.dram_read_bytes, m.IntOr("dram_read_bytes", 0, 0, kMaxBytes));
+    SP_ASSIGN_OR_RETURN(mt.dram_write_bytes, m.IntOr("dram_write_bytes", 0, 0, kMaxBytes));
   }
   SP_ASSIGN_OR_RETURN(p.notes, j.StringListOr("notes"));
   SP_RETURN_IF_ERROR(ModulesFromJson(j, &p));

@@ -297,9 +297,13 @@ void Checker::CheckOffchipBytes() {
     if (tr.kind == "reload") nc_rd = SaturatingAdd(nc_rd, tr.bytes);
     if (tr.kind == "spill") nc_wr = SaturatingAdd(nc_wr, tr.bytes);
   }
+  // A fused-tiled step moves what CheckFusedTiled derived (tiled_rd_, tiled_wr_).
+  rd = SaturatingAdd(rd, tiled_rd_);
+  wr = SaturatingAdd(wr, tiled_wr_);
   for (int s = 0; s < n_; ++s)
     for (const auto& op : p_.steps[s].ops)
       for (int io = 0; io < 2; ++io) {
+        if (p_.steps[s].kind == StepKind::kFusedTiled) break;
         if (io == 1 && IsViewType(op.type)) continue;
         for (const auto& name : io == 0 ? op.inputs : op.outputs) {
           const Tensor* t = FindTensor(name);

@@ -163,6 +163,10 @@ class Checker {
   }
 
   void CheckStepKinds();
+  // Fused-tiled steps (verifier_tiled.cc): rows and channels of a tensor, and the group check.
+  std::pair<int64_t, int64_t> RowsChannels(const Tensor& t) const;
+  bool DetectNhwc() const;
+  void CheckFusedTiled(int s);
   void CheckPools();
   void CheckResidency();
   void CheckTransfers();
@@ -190,6 +194,9 @@ class Checker {
   std::map<std::string, int64_t> used_;  // per level: the highest byte a sound buffer reaches
   std::set<std::pair<std::string, std::string>>
       allowed_;  // legal declared overlaps, both directions
+  bool tiled_layout_known_ = false;
+  bool plan_nhwc_ = false;              // feature maps are NHWC (DetectNhwc)
+  int64_t tiled_rd_ = 0, tiled_wr_ = 0;  // DRAM bytes of the fused-tiled steps (CheckFusedTiled)
 };
 
 }  // namespace sramplan::plan::verifier_internal

@@ -34,9 +34,15 @@ void Checker::CheckStepKinds() {
     const Step& st = p_.steps[s];
     const auto& ops = st.ops;
     const std::string where = "steps[" + Str(s) + "] (kind '" + StepKindName(st.kind) + "')";
-    if (st.kind == StepKind::kFusedTiled || st.kind == StepKind::kModule) {
-      Err(where + ": this step kind is not supported yet (reserved for fusion and module "
-                  "buffering); plan the model with another strategy");
+    if (st.kind == StepKind::kFusedTiled) {
+      if (!tiled_layout_known_) plan_nhwc_ = DetectNhwc();
+      tiled_layout_known_ = true;
+      CheckFusedTiled(s);
+      continue;
+    }
+    if (st.kind == StepKind::kModule) {
+      Err(where + ": this step kind is not supported yet (reserved for module buffering); plan the "
+                  "model with another strategy");
       continue;
     }
     std::string types;

@@ -123,7 +123,7 @@ TEST(Verifier, RejectsSegmentStepWithoutWorkspace) {
       << r.Summary();
 }
 
-// A step's kind must agree with its ops; the reserved kinds are refused as not supported yet.
+// A step's kind must agree with its ops; a fused-tiled step needs its group parameters.
 TEST(Verifier, RejectsAKindThatDoesNotMatchItsOps) {
   Plan fused = MakePlan(testing::kBottleneckGraph, "vmcu");
   ASSERT_EQ(fused.steps[0].kind, StepKind::kFusedBottleneck);
@@ -143,7 +143,7 @@ TEST(Verifier, RejectsAKindThatDoesNotMatchItsOps) {
   EXPECT_TRUE(HasError(VerifyPlan(plain), "row_cache is set, but only a fused-bottleneck step")) << VerifyPlan(plain).Summary();
   plain.steps[0].row_cache = false;
   plain.steps[0].kind = StepKind::kFusedTiled;
-  EXPECT_TRUE(HasError(VerifyPlan(plain), "steps[0] (kind 'fused-tiled'): this step kind is not supported yet"))
+  EXPECT_TRUE(HasError(VerifyPlan(plain), "steps[0] (kind 'fused-tiled'): group.tiles 0 and group.tile_channels 0"))
       << VerifyPlan(plain).Summary();
 
   // An in-place depthwise overlap on a step that is not an in-place depthwise step.

@@ -18,6 +18,7 @@
 #include "transform/canonicalize.h"
 #include "placement/optimal.h"
 #include "placement/problem_csv.h"
+#include "plan/groups_csv.h"
 #include "plan/plan.h"
 #include "plan/plan_json.h"
 #include "plan/verifier.h"
@@ -353,6 +354,11 @@ int CmdPlan(const ModelFlags& f, const PlanFlags& pf) {
         !WriteFile(pf.csv_dir + "/per_layer.csv", sp::report::PerLayerCsv(*g, plans), &error))
       return Fail(sp::InvalidArgument(error));
     Log(1, "wrote " + pf.csv_dir + "/summary.csv and per_layer.csv");
+    if (sp::plan::HasTiledGroups(plans)) {  // fusion strategies: one row per group
+      if (!WriteFile(pf.csv_dir + "/groups.csv", sp::plan::GroupsCsv(plans), &error))
+        return Fail(sp::InvalidArgument(error));
+      Log(1, "wrote " + pf.csv_dir + "/groups.csv");
+    }
   }
   return any_fits ? 0 : 2;
 }
@@ -579,7 +585,8 @@ int main(int argc, char** argv) {
                    "operator order: model (as given, default) or minpeak (min-peak-memory order, exact DP)")
       ->check(CLI::IsMember({"model", "minpeak"}));
   plan->add_option("--json", pf.json, "write the plan (docs/plan-format.md) to this file");
-  plan->add_option("--csv", pf.csv_dir, "write summary.csv and per_layer.csv into this directory");
+  plan->add_option("--csv", pf.csv_dir,
+                   "write summary.csv and per_layer.csv (and groups.csv for fusion strategies) into this directory");
   plan->add_flag("--map", pf.map, "always print the ASCII memory map");
   plan->add_flag("--no-map", pf.no_map, "never print the ASCII memory map");
   plan->add_flag("--print-target", pf.print_target, "print the resolved target as JSON first");

@@ -61,5 +61,8 @@ MakeResult MakeAssembleSegments(std::string_view arg);  // assemble-segments
 MakeResult MakeModuleBuffer(std::string_view arg);      // assemble-modules:paper|reorder|layerwise
 MakeResult MakeModuleMetrics(std::string_view arg);     // module-metrics
 MakeResult MakeCombine(std::string_view arg);           // assemble-best
+// Optimus (passes/optimus.cc).
+MakeResult MakeFuseTiled(std::string_view arg);      // fuse-tiled:optimus|optimus-online|dnnvm|...
+MakeResult MakeAssembleTiled(std::string_view arg);  // assemble-tiled
 
 }  // namespace sramplan::driver::passes

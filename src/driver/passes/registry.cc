@@ -58,6 +58,12 @@ const std::vector<PassInfo>& Passes() {
       {"metrics", "level sizes, lower bounds, fits, op accesses (energy, off-chip reads)",
        MakeMetrics},
       {"verify", "the independent plan verifier (plan/verifier.h)", MakeVerify},
+      {"fuse-tiled",
+       "Optimus fusion groups for a global buffer: fuse-tiled:optimus|optimus-online|dnnvm|efficient-s|"
+       "fused-layer|nofuse",
+       MakeFuseTiled},
+      {"assemble-tiled", "the plan of fusion groups: fused-tiled steps, workspaces, DRAM buffers, Eq. 3 bytes",
+       MakeAssembleTiled},
   };
   return kPasses;
 }

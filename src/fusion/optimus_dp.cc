@@ -1,0 +1,454 @@
+#include "fusion/optimus_dp.h"
+
+#include <algorithm>
+#include <chrono>
+#include <limits>
+#include <memory>
+#include <unordered_map>
+#include <unordered_set>
+
+namespace sramplan::fusion {
+namespace {
+
+using Bits = std::vector<uint64_t>;
+constexpr int64_t kInf = std::numeric_limits<int64_t>::max() / 4;
+
+struct VecHash {
+  size_t operator()(const std::vector<uint64_t>& v) const {
+    uint64_t h = 1469598103934665603ull;
+    for (uint64_t x : v) {
+      h ^= x;
+      h *= 1099511628211ull;
+    }
+    return static_cast<size_t>(h);
+  }
+  size_t operator()(const std::vector<int>& v) const {
+    uint64_t h = 1469598103934665603ull;
+    for (int x : v) {
+      h ^= static_cast<uint64_t>(x) + 0x9e3779b97f4a7c15ull;
+      h *= 1099511628211ull;
+    }
+    return static_cast<size_t>(h);
+  }
+};
+
+bool Has(const Bits& b, int v) { return (b[v >> 6] >> (v & 63)) & 1; }
+void Set(Bits& b, int v) { b[v >> 6] |= uint64_t{1} << (v & 63); }
+
+// Growth neighbours of a vertex: successors, vertices reading one of its inputs, vertices feeding
+// one of its successors.
+std::vector<std::vector<int>> Neighbours(const FusionGraph& fg, bool chains_only) {
+  std::vector<std::vector<int>> adj(fg.vertices.size());
+  for (size_t v = 0; v < fg.vertices.size(); ++v) {
+    const Vertex& vx = fg.vertices[v];
+    auto& a = adj[v];
+    a.insert(a.end(), vx.succs.begin(), vx.succs.end());
+    if (!chains_only) {
+      for (int f : vx.inputs)
+        for (int c : fg.tensors[f].consumers) a.push_back(c);
+      for (int s : vx.succs)
+        for (int p : fg.vertices[s].preds) a.push_back(p);
+    }
+    a.erase(std::remove(a.begin(), a.end(), static_cast<int>(v)), a.end());
+    std::sort(a.begin(), a.end());
+    a.erase(std::unique(a.begin(), a.end()), a.end());
+  }
+  return adj;
+}
+
+class Searcher {
+ public:
+  Searcher(const FusionGraph& fg, const AccelModel& m, FusionMethod method, const FusionLimits& lim)
+      : fg_(fg), m_(m), method_(method), lim_(lim), n_(static_cast<int>(fg.vertices.size())),
+        words_((n_ + 63) / 64), adj_(Neighbours(fg, method == FusionMethod::kFusedLayer)) {
+    if (method_ == FusionMethod::kNoFuse) lim_.max_group_vertices = 1;
+  }
+
+  void set_online_max(int n) { online_max_ = n; }
+  // Restart the DP in the canonical space: the next group always holds the first operator (in
+  // the schedule) not yet run, so groups run in the order of their first operators.
+  void Canonical(int64_t max_states) {
+    canonical_ = true;
+    memo_.clear();
+    r_.states = 0;
+    lim_.max_states = max_states;
+    r_.proved_optimal = false;
+  }
+  FusionResult& result() { return r_; }
+
+  // The evaluation under `rule` (cached).
+  const GroupEval& Eval(const std::vector<int>& g, CostRule rule) {
+    auto& cache = rule == CostRule::kOptimus ? opt_cache_ : prior_cache_;
+    auto it = cache.find(g);
+    if (it != cache.end()) return it->second;
+    ++r_.groups_evaluated;
+    return cache.emplace(g, EvaluateGroup(fg_, g, m_, rule)).first->second;
+  }
+
+  // The cost of `g` as a group of this method, or nullptr when the method does not allow it.
+  const GroupEval* MethodEval(const std::vector<int>& g) {
+    if (g.size() == 1) {
+      const GroupEval& e = Eval(g, CostRule::kOptimus);
+      return e.feasible ? &e : nullptr;
+    }
+    if (!Allowed(g)) return nullptr;
+    const bool prior = method_ == FusionMethod::kDnnvm || method_ == FusionMethod::kEfficientS ||
+                       method_ == FusionMethod::kFusedLayer;
+    const GroupEval& e = Eval(g, prior ? CostRule::kPriorWork : CostRule::kOptimus);
+    return e.feasible ? &e : nullptr;
+  }
+
+  // Every vertex alone must fit.
+  Status CheckSingles(std::vector<int64_t>* single_cost) {
+    single_cost->assign(n_, 0);
+    for (int v = 0; v < n_; ++v) {
+      const GroupEval& e = Eval({v}, CostRule::kOptimus);
+      if (!e.feasible)
+        return OutOfMemory("operator '" + fg_.vertices[v].name + "' does not fit the " +
+                           std::to_string(m_.buffer_bytes) + "-byte global buffer: its smallest tile (" +
+                           std::to_string(std::min(m_.t_h, e.ref_rows)) + " rows of its output) needs " +
+                           std::to_string(e.min_buffer_bytes) + " bytes; give a larger buffer");
+      (*single_cost)[v] = e.dram_bytes();
+    }
+    return Status::Ok();
+  }
+
+  int64_t Solve(const Bits& done, int count);
+  void EfficientS();
+  void Reconstruct();
+
+ private:
+  bool Allowed(const std::vector<int>& g) const;
+  // Connected groups valid at `done` (all predecessors ran or are in the group), grown from the
+  // ready vertices; each is passed to `visit`. Returns false when the enumeration was cut.
+  template <typename Visit>
+  bool Enumerate(const Bits& done, Visit visit);
+
+  const FusionGraph& fg_;
+  const AccelModel& m_;
+  FusionMethod method_;
+  FusionLimits lim_;
+  int n_, words_;
+  std::vector<std::vector<int>> adj_;
+  int online_max_ = 1 << 30;
+  bool canonical_ = false;
+  std::unordered_map<std::vector<int>, GroupEval, VecHash> opt_cache_, prior_cache_;
+  struct Entry {
+    int64_t cost = kInf;
+    std::vector<int> group;
+  };
+  std::unordered_map<Bits, Entry, VecHash> memo_;
+  FusionResult r_;
+};
+
+bool Searcher::Allowed(const std::vector<int>& g) const {
+  switch (method_) {
+    case FusionMethod::kNoFuse:
+      return false;
+    case FusionMethod::kOptimus:
+    case FusionMethod::kEfficientS:
+      return true;
+    case FusionMethod::kOnline:
+      if (static_cast<int>(g.size()) > online_max_) return false;
+      for (int v : g) {  // all of its fan-out successors or none
+        const auto& s = fg_.vertices[v].succs;
+        int in = 0;
+        for (int x : s) in += std::binary_search(g.begin(), g.end(), x);
+        if (in != 0 && in != static_cast<int>(s.size())) return false;
+      }
+      return true;
+    case FusionMethod::kDnnvm:
+      for (int v : g) {
+        const Vertex& vx = fg_.vertices[v];
+        int consumers = 0;
+        for (int f : vx.outputs) consumers += static_cast<int>(fg_.tensors[f].consumers.size());
+        if (vx.inputs.size() > 1 || consumers > 1) return false;
+      }
+      return true;
+    case FusionMethod::kFusedLayer:
+      for (int v : g) {
+        int ip = 0, is = 0;
+        for (int p : fg_.vertices[v].preds) ip += std::binary_search(g.begin(), g.end(), p);
+        for (int s : fg_.vertices[v].succs) is += std::binary_search(g.begin(), g.end(), s);
+        if (ip > 1 || is > 1) return false;
+      }
+      return true;
+  }
+  return false;
+}
+
+template <typename Visit>
+bool Searcher::Enumerate(const Bits& done, Visit visit) {
+  auto ready_in = [&](int u, const std::vector<int>& g) {
+    for (int p : fg_.vertices[u].preds)
+      if (!Has(done, p) && !std::binary_search(g.begin(), g.end(), p)) return false;
+    return true;
+  };
+  std::unordered_set<std::vector<int>, VecHash> seen;
+  std::vector<std::vector<int>> stack;
+  for (int v = 0; v < n_; ++v)
+    if (!Has(done, v) && ready_in(v, {})) {
+      stack.push_back({v});
+      if (canonical_) break;  // only groups with the first operator not yet run
+    }
+  bool complete = true;
+  while (!stack.empty()) {
+    std::vector<int> g = std::move(stack.back());
+    stack.pop_back();
+    if (!seen.insert(g).second) continue;
+    if (static_cast<int64_t>(seen.size()) > lim_.max_groups_per_state) {
+      complete = false;
+      break;
+    }
+    // A group whose smallest tile does not fit is neither used nor grown.
+    if (!Eval(g, CostRule::kOptimus).feasible) continue;
+    visit(g);
+    if (static_cast<int>(g.size()) >= lim_.max_group_vertices) continue;
+    if (method_ == FusionMethod::kOnline && static_cast<int>(g.size()) >= online_max_) continue;
+    std::vector<int> cand;
+    for (int v : g)
+      for (int u : adj_[v])
+        if (!Has(done, u) && !std::binary_search(g.begin(), g.end(), u) && ready_in(u, g)) cand.push_back(u);
+    std::sort(cand.begin(), cand.end());
+    cand.erase(std::unique(cand.begin(), cand.end()), cand.end());
+    for (int u : cand) {
+      if (method_ == FusionMethod::kDnnvm && !Allowed({u})) continue;  // a barrier joins no group
+      std::vector<int> h = g;
+      h.insert(std::upper_bound(h.begin(), h.end(), u), u);
+      if (!seen.count(h)) stack.push_back(std::move(h));
+    }
+  }
+  return complete;
+}
+
+int64_t Searcher::Solve(const Bits& done, int count) {
+  if (count == n_) return 0;
+  auto it = memo_.find(done);
+  if (it != memo_.end()) return it->second.cost;
+  ++r_.states;
+  const bool exhausted = r_.states > lim_.max_states;
+  if (exhausted) r_.proved_optimal = false;
+  std::vector<std::pair<std::vector<int>, int64_t>> options;
+  const bool complete = Enumerate(done, [&](const std::vector<int>& g) {
+    if (const GroupEval* e = MethodEval(g)) options.emplace_back(g, e->dram_bytes());
+  });
+  if (!complete) r_.proved_optimal = false;
+  if (exhausted && !options.empty()) {
+    // Past the state limit: follow the option that saves most against running its operators alone.
+    auto saving = [&](const std::pair<std::vector<int>, int64_t>& o) {
+      int64_t alone = 0;
+      for (int v : o.first) alone += Eval({v}, CostRule::kOptimus).dram_bytes();
+      return alone - o.second;
+    };
+    auto best = std::max_element(options.begin(), options.end(),
+                                 [&](const auto& a, const auto& b) { return saving(a) < saving(b); });
+    options = {*best};
+  }
+  Entry e;
+  for (const auto& [g, cost] : options) {
+    Bits next = done;
+    for (int v : g) Set(next, v);
+    const int64_t rest = Solve(next, count + static_cast<int>(g.size()));
+    if (rest >= kInf) continue;
+    if (cost + rest < e.cost) {
+      e.cost = cost + rest;
+      e.group = g;
+    }
+  }
+  const int64_t c = e.cost;
+  memo_[done] = std::move(e);
+  return c;
+}
+
+void Searcher::Reconstruct() {
+  Bits done(words_, 0);
+  int count = 0;
+  while (count < n_) {
+    auto it = memo_.find(done);
+    if (it == memo_.end() || it->second.group.empty()) break;
+    const std::vector<int> g = it->second.group;
+    r_.groups.push_back(g);
+    for (int v : g) Set(done, v);
+    count += static_cast<int>(g.size());
+  }
+}
+
+// Efficient-S: the schedule order as a linear proxy; DP over contiguous connected segments.
+void Searcher::EfficientS() {
+  std::vector<int64_t> f(n_ + 1, kInf);
+  std::vector<int> next(n_ + 1, n_);
+  f[n_] = 0;
+  auto connected = [&](const std::vector<int>& g) {
+    std::vector<int> comp = {g[0]}, todo = {g[0]};
+    while (!todo.empty()) {
+      const int v = todo.back();
+      todo.pop_back();
+      for (int u : adj_[v])
+        if (std::binary_search(g.begin(), g.end(), u) && std::find(comp.begin(), comp.end(), u) == comp.end()) {
+          comp.push_back(u);
+          todo.push_back(u);
+        }
+      for (int u : fg_.vertices[v].preds)
+        if (std::binary_search(g.begin(), g.end(), u) && std::find(comp.begin(), comp.end(), u) == comp.end()) {
+          comp.push_back(u);
+          todo.push_back(u);
+        }
+    }
+    return comp.size() == g.size();
+  };
+  for (int i = n_ - 1; i >= 0; --i) {
+    std::vector<int> g;
+    for (int j = i; j < n_ && j - i < lim_.max_group_vertices; ++j) {
+      g.push_back(j);
+      ++r_.states;
+      if (!Eval(g, CostRule::kOptimus).feasible) break;
+      if (!connected(g)) continue;
+      const GroupEval* e = MethodEval(g);
+      if (!e || f[j + 1] >= kInf) continue;
+      if (e->dram_bytes() + f[j + 1] < f[i]) {
+        f[i] = e->dram_bytes() + f[j + 1];
+        next[i] = j + 1;
+      }
+    }
+  }
+  for (int i = 0; i < n_ && f[i] < kInf;) {
+    std::vector<int> g;
+    for (int j = i; j < next[i]; ++j) g.push_back(j);
+    r_.groups.push_back(g);
+    i = next[i];
+  }
+}
+
+}  // namespace
+
+const char* FusionMethodName(FusionMethod m) {
+  switch (m) {
+    case FusionMethod::kOptimus: return "optimus";
+    case FusionMethod::kOnline: return "optimus-online";
+    case FusionMethod::kDnnvm: return "dnnvm";
+    case FusionMethod::kEfficientS: return "efficient-s";
+    case FusionMethod::kFusedLayer: return "fused-layer";
+    case FusionMethod::kNoFuse: return "nofuse";
+  }
+  return "?";
+}
+
+bool ParseFusionMethod(const std::string& name, FusionMethod* m) {
+  for (FusionMethod x : {FusionMethod::kOptimus, FusionMethod::kOnline, FusionMethod::kDnnvm, FusionMethod::kEfficientS,
+                         FusionMethod::kFusedLayer, FusionMethod::kNoFuse})
+    if (name == FusionMethodName(x)) {
+      *m = x;
+      return true;
+    }
+  return false;
+}
+
+std::vector<int64_t> OnlineLookupTable(const FusionGraph& fg, const AccelModel& m, int max_n) {
+  const int n = static_cast<int>(fg.vertices.size());
+  std::vector<int64_t> memo(max_n + 1, kInf);
+  const auto adj = Neighbours(fg, false);
+  for (int seed = 0; seed < n; ++seed) {
+    // Groups grown from `seed` over later vertices whose producers ran before `seed` or are in the group.
+    std::unordered_set<std::vector<int>, VecHash> seen;
+    std::vector<std::vector<int>> stack = {{seed}};
+    while (!stack.empty() && seen.size() < 512) {
+      std::vector<int> g = std::move(stack.back());
+      stack.pop_back();
+      if (!seen.insert(g).second) continue;
+      const int64_t tiles = 4;
+      const int64_t bytes = GroupFmapBytes(fg, g, tiles, IsoaDecisions(fg, g, m), m);
+      const size_t sz = g.size();
+      memo[sz] = std::min(memo[sz], bytes);
+      if (static_cast<int>(sz) >= max_n || bytes > 4 * m.buffer_bytes) continue;
+      for (int v : g)
+        for (int u : adj[v]) {
+          if (u <= seed || std::binary_search(g.begin(), g.end(), u)) continue;
+          bool ok = true;
+          for (int p : fg.vertices[u].preds) ok = ok && (p < seed || std::binary_search(g.begin(), g.end(), p));
+          if (!ok) continue;
+          std::vector<int> h = g;
+          h.insert(std::upper_bound(h.begin(), h.end(), u), u);
+          stack.push_back(std::move(h));
+        }
+    }
+  }
+  for (int k = 2; k <= max_n; ++k) memo[k] = std::max(memo[k], memo[k - 1]);
+  return memo;
+}
+
+StatusOr<FusionResult> RunFusion(const FusionGraph& fg, const AccelModel& m, FusionMethod method,
+                                 const FusionLimits& limits) {
+  const auto t0 = std::chrono::steady_clock::now();
+  auto s = std::make_unique<Searcher>(fg, m, method, limits);
+  std::vector<int64_t> single;
+  SP_RETURN_IF_ERROR(s->CheckSingles(&single));
+  const int n = static_cast<int>(fg.vertices.size());
+  int online_max = 0;
+  if (method == FusionMethod::kOnline) {
+    const std::vector<int64_t> lut = OnlineLookupTable(fg, m, limits.max_group_vertices);
+    online_max = 1;
+    for (int k = 1; k < static_cast<int>(lut.size()); ++k)
+      if (lut[k] <= m.buffer_bytes) online_max = k;
+    s->set_online_max(online_max);
+  }
+  if (method == FusionMethod::kEfficientS) {
+    s->EfficientS();
+  } else if (n > 0) {
+    // The full DP over down-sets first; on graphs too wide for it (its state count explodes with
+    // the number of parallel branches), the canonical DP.
+    FusionLimits full = limits;
+    full.max_states = std::min(limits.max_states, limits.full_dp_states);
+    s = std::make_unique<Searcher>(fg, m, method, full);
+    if (online_max > 0) s->set_online_max(online_max);
+    const std::vector<uint64_t> done((n + 63) / 64, 0);
+    if (s->Solve(done, 0) < kInf && s->result().proved_optimal) {
+      s->Reconstruct();
+    } else {
+      const int64_t tried = s->result().states;
+      FusionLimits canon = limits;
+      canon.max_groups_per_state = std::min(limits.max_groups_per_state, limits.canonical_groups_per_state);
+      s = std::make_unique<Searcher>(fg, m, method, canon);
+      if (online_max > 0) s->set_online_max(online_max);
+      s->Canonical(std::min(limits.max_states, limits.canonical_states));
+      if (s->Solve(done, 0) >= kInf) return InternalError("the fusion search found no scheme");
+      s->Reconstruct();
+      // The linear proxy's DP under the same rules as an incumbent (its groups are canonical too).
+      auto lin = std::make_unique<Searcher>(fg, m, method, limits);
+      if (online_max > 0) lin->set_online_max(online_max);
+      lin->EfficientS();
+      auto total = [&](Searcher& x) {
+        int64_t t = 0;
+        for (const auto& g : x.result().groups) t += x.MethodEval(g)->dram_bytes();
+        return t;
+      };
+      const bool linear_better = total(*lin) < total(*s);
+      const int64_t states = s->result().states;
+      if (linear_better) s = std::move(lin);
+      s->result().proved_optimal = false;
+      s->result().states = states;
+      s->result().note = "the DAG has too many down-sets for the full DP (over " + std::to_string(tried) +
+                         " states); searched groups in order of their first operator (bounded) and the " +
+                         "model order's segments, kept the " + (linear_better ? "segments" : "first");
+    }
+  }
+  FusionResult r = std::move(s->result());
+  r.online_max_group = online_max;
+  for (const auto& g : r.groups) {
+    const GroupEval* e = s->MethodEval(g);
+    if (!e) return InternalError("the fusion search chose a group its method does not allow");
+    r.evals.push_back(*e);
+    r.read_bytes += e->read_bytes;
+    r.write_bytes += e->write_bytes;
+  }
+  r.dram_bytes = r.read_bytes + r.write_bytes;
+  int covered = 0;
+  for (const auto& g : r.groups) covered += static_cast<int>(g.size());
+  if (covered != n) return InternalError("the fusion scheme covers " + std::to_string(covered) + " of " +
+                                         std::to_string(n) + " operators");
+  r.search_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  if (!r.proved_optimal)
+    r.note += std::string(r.note.empty() ? "" : "; ") + std::to_string(r.states) + " states; not proved optimal";
+  return r;
+}
+
+}  // namespace sramplan::fusion

@@ -1,0 +1,377 @@
+#include "fusion/optimus_model.h"
+
+#include <algorithm>
+#include <map>
+#include <optional>
+
+#include "ir/op_geometry.h"
+#include "support/int_math.h"
+
+namespace sramplan::fusion {
+namespace {
+
+bool MergeableType(const std::string& type) {
+  return ir::IsUnaryElementwise(type) || ir::IsViewOp(type);
+}
+
+bool IsReduceType(const std::string& type) {
+  return type == "GlobalAveragePool" || type == "GlobalMaxPool" || type == "ReduceMean" || type == "ReduceMax";
+}
+
+bool IsSameRowType(const std::string& type) {
+  return ir::IsUnaryElementwise(type) || ir::IsBinaryElementwise(type) || type == "Concat" || ir::IsViewOp(type);
+}
+
+// Rows (H) and channels of a 4-D feature map; 1 and 1 otherwise.
+void RowsAndChannels(const ir::Graph& g, const ir::Tensor& t, int64_t* rows, int64_t* channels) {
+  *rows = 1;
+  *channels = 1;
+  if (t.shape.size() != 4) return;
+  *channels = t.shape[ir::ChannelAxis(g, 4)];
+  *rows = t.shape[g.layout == ir::Layout::kNHWC ? 1 : 2];
+}
+
+// The row rule of input k of `op` (rows of the op's output `out_rows`).
+RowMap OpRowMap(const ir::Graph& g, const ir::Op& op, size_t k, int64_t in_rows, int64_t out_rows) {
+  RowMap m;
+  m.in_rows = in_rows;
+  if (k == 0 && (op.type == "Conv" || op.type == "MaxPool" || op.type == "AveragePool")) {
+    std::optional<ir::WindowGeometry> w;
+    if (op.type == "Conv") {
+      auto cg = ir::ParseConvGeometry(g, op);
+      if (cg.ok()) w = static_cast<const ir::WindowGeometry&>(*cg);
+    } else {
+      auto pg = ir::ParsePoolGeometry(g, op);
+      if (pg.ok()) w = static_cast<const ir::WindowGeometry&>(*pg);
+    }
+    if (w && w->Is2D()) {
+      m.rule = RowRule::kWindow;
+      m.stride = w->strides[0];
+      m.k_eff = w->EffectiveKernel(0);
+      return m;
+    }
+  }
+  if (k == 0 && op.type == "Slice" && op.inputs.size() <= 4) {
+    // A slice with unit steps keeps the row count (a shifted window of r rows).
+    bool unit = true;
+    for (int64_t st : op.attrs.GetInts("steps")) unit = unit && st == 1;
+    if (unit) {
+      m.rule = RowRule::kWindow;
+      return m;
+    }
+  }
+  if (IsReduceType(op.type) && out_rows == 1 && in_rows >= 1) {
+    m.rule = RowRule::kReduce;
+    return m;
+  }
+  if (IsSameRowType(op.type) && (in_rows == out_rows || in_rows == 1)) {
+    m.rule = RowRule::kSame;
+    return m;
+  }
+  m.rule = RowRule::kWhole;
+  return m;
+}
+
+}  // namespace
+
+StatusOr<AccelModel> AccelModel::From(const target::Target& t, int64_t batch) {
+  if (t.arena_level < 0 || t.arena_level >= static_cast<int>(t.levels.size()))
+    return InvalidArgument("target '" + t.name + "' has no arena level (the global buffer)");
+  AccelModel m;
+  m.buffer_bytes = t.levels[t.arena_level].capacity;
+  // The Ow|Cout dataflow (the paper's footnote 4): PE rows take output columns, PE columns output
+  // channels. A strip's t_w is the full width, so T_w is met; T_h is one row.
+  m.t_c = std::max<int64_t>(1, t.compute.pe_cols);
+  m.t_w = std::max<int64_t>(1, t.compute.pe_rows);
+  m.t_h = 1;
+  m.batch = std::max<int64_t>(1, batch);
+  return m;
+}
+
+int64_t RowMap::Apply(int64_t r, int64_t tiles) const {
+  if (fixed_out > 0) r = fixed_out;
+  switch (rule) {
+    case RowRule::kWindow:
+      return std::min(in_rows, (std::max<int64_t>(r, 1) - 1) * stride + k_eff);
+    case RowRule::kSame:
+      return std::min(in_rows, std::max<int64_t>(r, 1));
+    case RowRule::kReduce:
+      return CeilDiv(in_rows, std::max<int64_t>(tiles, 1));
+    case RowRule::kWhole:
+      break;
+  }
+  return in_rows;
+}
+
+StatusOr<FusionGraph> BuildFusionGraph(const ir::Graph& g, const analysis::Schedule& order, int64_t batch) {
+  FusionGraph fg;
+  fg.batch = std::max<int64_t>(batch, 1);
+  std::vector<int> vertex_of_op(g.num_ops(), -1);
+  for (ir::OpId id : order) {
+    const ir::Op& op = g.op(id);
+    int merge_into = -1;
+    if (MergeableType(op.type)) {
+      std::vector<ir::TensorId> data;
+      for (ir::TensorId in : op.inputs)
+        if (g.tensor(in).kind != ir::TensorKind::kConstant) data.push_back(in);
+      if (data.size() == 1) {
+        const ir::Tensor& x = g.tensor(data[0]);
+        if (x.producer.valid() && x.consumers.size() == 1 && x.kind != ir::TensorKind::kOutput)
+          merge_into = vertex_of_op[x.producer.value()];
+      }
+    }
+    if (merge_into >= 0) {
+      fg.vertices[merge_into].ops.push_back(id);
+      vertex_of_op[id.value()] = merge_into;
+      continue;
+    }
+    Vertex v;
+    v.ops = {id};
+    v.name = op.name;
+    v.known = op.type != "Opaque";
+    vertex_of_op[id.value()] = static_cast<int>(fg.vertices.size());
+    fg.vertices.push_back(std::move(v));
+  }
+  // Feature maps between vertices, and every vertex's inputs, outputs and parameters.
+  std::map<int, int> ftensor_of;  // ir tensor -> FTensor
+  auto ftensor = [&](const ir::Tensor& t, int producer) {
+    auto it = ftensor_of.find(t.id.value());
+    if (it != ftensor_of.end()) return it->second;
+    FTensor f;
+    f.id = t.id;
+    f.bytes = t.Bytes();
+    RowsAndChannels(g, t, &f.rows, &f.channels);
+    const int64_t images = t.shape.size() >= 2 && t.shape[0] == fg.batch ? fg.batch : 1;
+    f.row_bytes = CeilDiv(f.bytes, images * f.rows);
+    f.producer = producer;
+    f.graph_output = t.kind == ir::TensorKind::kOutput;
+    fg.tensors.push_back(f);
+    return ftensor_of[t.id.value()] = static_cast<int>(fg.tensors.size()) - 1;
+  };
+  for (size_t vi = 0; vi < fg.vertices.size(); ++vi) {
+    Vertex& v = fg.vertices[vi];
+    const ir::Op& main = g.op(v.ops.front());
+    const ir::Op& last = g.op(v.ops.back());
+    // The vertex's output rows: of its last op's first output.
+    int64_t out_rows = 1, out_c = 1;
+    if (!last.outputs.empty()) RowsAndChannels(g, g.tensor(last.outputs[0]), &out_rows, &out_c);
+    int64_t main_rows = 1, main_c = 1;
+    if (!main.outputs.empty()) RowsAndChannels(g, g.tensor(main.outputs[0]), &main_rows, &main_c);
+    const bool rows_kept = main_rows == out_rows;
+    v.channel_tiled = !last.outputs.empty() && g.tensor(last.outputs[0]).shape.size() == 4 && v.known;
+    for (ir::OpId oid : v.ops) {
+      const ir::Op& op = g.op(oid);
+      for (size_t k = 0; k < op.inputs.size(); ++k) {
+        const ir::Tensor& t = g.tensor(op.inputs[k]);
+        if (t.kind == ir::TensorKind::kConstant) {
+          v.param_bytes += t.Bytes();
+          continue;
+        }
+        if (t.producer.valid() && vertex_of_op[t.producer.value()] == static_cast<int>(vi)) continue;
+        const int f = ftensor(t, t.producer.valid() ? vertex_of_op[t.producer.value()] : -1);
+        if (std::find(v.inputs.begin(), v.inputs.end(), f) != v.inputs.end()) continue;
+        RowMap m;
+        m.in_rows = fg.tensors[f].rows;
+        if (oid == v.ops.front() && v.known) {
+          m = OpRowMap(g, op, k, fg.tensors[f].rows, main_rows);
+          // A merged view that changes the rows needs the main op's whole output.
+          if (!rows_kept) m.fixed_out = main_rows;
+        }
+        v.inputs.push_back(f);
+        v.in_maps.push_back(m);
+      }
+      for (ir::TensorId out : op.outputs) {
+        const ir::Tensor& t = g.tensor(out);
+        bool outside = t.kind == ir::TensorKind::kOutput;
+        for (ir::OpId c : t.consumers) outside = outside || vertex_of_op[c.value()] != static_cast<int>(vi);
+        if (outside) v.outputs.push_back(ftensor(t, static_cast<int>(vi)));
+      }
+    }
+  }
+  for (size_t vi = 0; vi < fg.vertices.size(); ++vi)
+    for (int f : fg.vertices[vi].inputs) {
+      FTensor& t = fg.tensors[f];
+      t.consumers.push_back(static_cast<int>(vi));
+      if (t.producer >= 0) {
+        fg.vertices[vi].preds.push_back(t.producer);
+        fg.vertices[t.producer].succs.push_back(static_cast<int>(vi));
+      }
+    }
+  auto uniq = [](std::vector<int>& v) {
+    std::sort(v.begin(), v.end());
+    v.erase(std::unique(v.begin(), v.end()), v.end());
+  };
+  for (Vertex& v : fg.vertices) {
+    uniq(v.preds);
+    uniq(v.succs);
+  }
+  for (FTensor& t : fg.tensors) uniq(t.consumers);
+  return fg;
+}
+
+namespace {
+
+bool InGroup(const std::vector<int>& group, int v) { return std::binary_search(group.begin(), group.end(), v); }
+
+bool IsGroupOutput(const FusionGraph& fg, const std::vector<int>& group, const FTensor& t) {
+  if (t.graph_output) return true;
+  for (int c : t.consumers)
+    if (!InGroup(group, c)) return true;
+  return false;
+}
+
+// Bytes of R rows of tensor t, t_c channels when its producer applies ISOA.
+int64_t RowsBytes(const FTensor& t, int64_t rows, bool isoa, const AccelModel& m) {
+  if (!isoa || t.channels <= m.t_c) return rows * t.row_bytes;
+  return rows * CeilDiv(t.row_bytes, t.channels) * m.t_c;
+}
+
+}  // namespace
+
+std::vector<int64_t> GroupRows(const FusionGraph& fg, const std::vector<int>& group, int64_t tiles,
+                               int64_t* ref_rows) {
+  std::vector<int64_t> r(fg.tensors.size(), 0);
+  // The strip count divides the tallest feature map the group touches (a reduction's input too).
+  int64_t ref = 1;
+  for (int v : group) {
+    for (int f : fg.vertices[v].outputs) ref = std::max(ref, fg.tensors[f].rows);
+    for (int f : fg.vertices[v].inputs) ref = std::max(ref, fg.tensors[f].rows);
+  }
+  for (auto it = group.rbegin(); it != group.rend(); ++it) {
+    const Vertex& v = fg.vertices[*it];
+    int64_t out_r = 0;
+    for (int f : v.outputs) {
+      const FTensor& t = fg.tensors[f];
+      if (IsGroupOutput(fg, group, t)) r[f] = std::max(r[f], CeilDiv(t.rows, tiles));
+      r[f] = std::min(std::max<int64_t>(r[f], 1), t.rows);
+      out_r = std::max(out_r, r[f]);
+    }
+    for (size_t k = 0; k < v.inputs.size(); ++k) {
+      const int f = v.inputs[k];
+      r[f] = std::max(r[f], v.in_maps[k].Apply(out_r, tiles));
+    }
+  }
+  if (ref_rows) *ref_rows = ref;
+  return r;
+}
+
+int64_t GroupFmapBytes(const FusionGraph& fg, const std::vector<int>& group, int64_t tiles,
+                       const std::vector<char>& isoa, const AccelModel& m) {
+  const std::vector<int64_t> r = GroupRows(fg, group, tiles, nullptr);
+  int64_t bytes = 0;
+  for (size_t f = 0; f < r.size(); ++f) {
+    if (r[f] == 0) continue;
+    const FTensor& t = fg.tensors[f];
+    bool phi = false;
+    if (t.producer >= 0 && InGroup(group, t.producer)) {
+      const size_t pos = std::lower_bound(group.begin(), group.end(), t.producer) - group.begin();
+      phi = isoa[pos] != 0;
+    }
+    bytes += RowsBytes(t, r[f], phi, m);
+  }
+  return bytes;
+}
+
+std::vector<char> IsoaDecisions(const FusionGraph& fg, const std::vector<int>& group, const AccelModel& m) {
+  const size_t n = group.size();
+  int64_t ref = 1;
+  GroupRows(fg, group, 1, &ref);
+  const std::vector<int64_t> r = GroupRows(fg, group, ref, nullptr);  // the 1-row tile
+  std::vector<int64_t> dp0(n, 0), dp1(n, 0);
+  std::vector<char> allowed(n, 0);
+  for (size_t i = n; i-- > 0;) {
+    const Vertex& v = fg.vertices[group[i]];
+    int64_t c0 = 0, c1 = 0;
+    for (int f : v.outputs) {
+      c0 += RowsBytes(fg.tensors[f], r[f], false, m);
+      c1 += RowsBytes(fg.tensors[f], r[f], true, m);
+    }
+    allowed[i] = v.channel_tiled && c1 < c0;
+    int64_t s0 = 0, s1 = 0;
+    for (int s : v.succs) {
+      if (!InGroup(group, s)) continue;
+      const size_t j = std::lower_bound(group.begin(), group.end(), s) - group.begin();
+      s1 += dp0[j];
+      s0 += std::min(dp0[j], dp1[j]);
+    }
+    dp0[i] = c0 + s0;
+    dp1[i] = allowed[i] ? c1 + s1 : dp0[i];
+  }
+  // Decisions in topological order: an operator whose in-group producer applies ISOA may not.
+  std::vector<char> phi(n, 0);
+  for (size_t i = 0; i < n; ++i) {
+    bool blocked = false;
+    for (int p : fg.vertices[group[i]].preds)
+      if (InGroup(group, p)) {
+        const size_t j = std::lower_bound(group.begin(), group.end(), p) - group.begin();
+        blocked = blocked || phi[j];
+      }
+    phi[i] = !blocked && allowed[i] && dp1[i] < dp0[i];
+  }
+  return phi;
+}
+
+GroupEval EvaluateGroup(const FusionGraph& fg, const std::vector<int>& group, const AccelModel& m,
+                        CostRule rule) {
+  GroupEval e;
+  for (int v : group) {
+    const Vertex& vx = fg.vertices[v];
+    e.param_bytes += vx.param_bytes;
+    for (int f : vx.inputs) {
+      const FTensor& t = fg.tensors[f];
+      if (t.producer >= 0 && InGroup(group, t.producer)) continue;
+      // An input several operators of the group read is read once.
+      bool first = true;
+      for (int u : group) {
+        if (u >= v) break;
+        const auto& in = fg.vertices[u].inputs;
+        if (std::find(in.begin(), in.end(), f) != in.end()) first = false;
+      }
+      if (first) e.read_bytes += t.bytes;
+    }
+    for (int f : vx.outputs)
+      if (IsGroupOutput(fg, group, fg.tensors[f])) e.write_bytes += fg.tensors[f].bytes;
+  }
+  e.isoa = rule == CostRule::kOptimus ? IsoaDecisions(fg, group, m) : std::vector<char>(group.size(), 0);
+  GroupRows(fg, group, 1, &e.ref_rows);
+  const int64_t min_t = std::min(m.t_h, e.ref_rows);
+  // The most strips whose tile still has min(T_h, O_h) rows.
+  int64_t lo = 1, hi = e.ref_rows;
+  while (lo < hi) {
+    const int64_t mid = (lo + hi + 1) / 2;
+    if (CeilDiv(e.ref_rows, mid) >= min_t) lo = mid; else hi = mid - 1;
+  }
+  const int64_t max_tiles = lo;
+  auto fmap = [&](int64_t tiles) { return GroupFmapBytes(fg, group, tiles, e.isoa, m); };
+  e.min_buffer_bytes = fmap(max_tiles);
+  // Eq. 4: the fewest strips (largest t_h) whose working set fits; parameters resident when they fit too.
+  auto fewest = [&](int64_t extra) -> int64_t {
+    if (e.min_buffer_bytes + extra > m.buffer_bytes) return -1;
+    int64_t a = 1, b = max_tiles;
+    while (a < b) {
+      const int64_t mid = (a + b) / 2;
+      if (fmap(mid) + extra <= m.buffer_bytes) b = mid; else a = mid + 1;
+    }
+    return a;
+  };
+  const int64_t resident = fewest(e.param_bytes);
+  if (resident > 0) {
+    e.feasible = true;
+    e.params_resident = true;
+    e.tiles = resident;
+    e.buffer_bytes = fmap(resident) + e.param_bytes;
+    e.read_bytes += e.param_bytes;
+  } else if (rule == CostRule::kOptimus) {
+    const int64_t streamed = fewest(0);
+    if (streamed > 0) {
+      e.feasible = true;
+      e.tiles = streamed;
+      e.buffer_bytes = fmap(streamed);
+      e.read_bytes += e.param_bytes * streamed * m.batch;
+    }
+  }
+  e.tile_rows = CeilDiv(e.ref_rows, e.tiles);
+  return e;
+}
+
+}  // namespace sramplan::fusion

@@ -1,0 +1,172 @@
+// The verifier's check of fused-tiled steps (Optimus groups): from the plan alone it re-derives
+// the rows every tensor of the group holds per strip (the tile relation backwards from the
+// group's outputs), the working set in the step's workspace, and the group's DRAM bytes (Eq. 3),
+// and compares them with the step's `tiled` parameters. Shares no code with src/fusion.
+#include "plan/verifier_checker.h"
+
+namespace sramplan::plan::verifier_internal {
+namespace {
+
+bool InSituType(const std::string& t) {
+  return IsViewType(t) || (ElementwiseTypes().count(t) && t != "Add" && t != "Sub" && t != "Mul" && t != "Div" &&
+                           t != "Pow" && t != "Max" && t != "Min");
+}
+bool SameRowType(const std::string& t) { return ElementwiseTypes().count(t) || t == "Concat" || IsViewType(t); }
+bool ReduceType(const std::string& t) {
+  return t == "GlobalAveragePool" || t == "GlobalMaxPool" || t == "ReduceMean" || t == "ReduceMax";
+}
+
+bool UnitSteps(const StepOp& op) {
+  const std::vector<int64_t> steps = Attr(op, "steps", {});
+  return std::all_of(steps.begin(), steps.end(), [](int64_t v) { return v == 1; });
+}
+
+}  // namespace
+
+// The layout of the plan's feature maps: NHWC when more convolutions agree with it only than with
+// NCHW only (their weights fix the channel axis).
+bool Checker::DetectNhwc() const {
+  int nhwc = 0, nchw = 0;
+  for (const auto& st : p_.steps)
+    for (const auto& op : st.ops) {
+      if (!IsConvType(op.type) || op.inputs.empty() || op.outputs.empty()) continue;
+      const std::vector<int64_t>* x = GoodShape(op.inputs[0]);
+      const std::vector<int64_t>* y = GoodShape(op.outputs[0]);
+      if (!x || !y || x->size() < 3 || x->size() > 8) continue;
+      const bool a = WindowOutput(op, *x, true) == *y, b = WindowOutput(op, *x, false) == *y;
+      nhwc += a && !b;
+      nchw += b && !a;
+    }
+  return nhwc > nchw;
+}
+
+// Rows (H) of a tensor: its height when it is a 4-D feature map, else 1; channels likewise.
+std::pair<int64_t, int64_t> Checker::RowsChannels(const Tensor& t) const {
+  if (t.shape.size() != 4) return {1, 1};
+  return plan_nhwc_ ? std::make_pair(t.shape[1], t.shape[3]) : std::make_pair(t.shape[2], t.shape[1]);
+}
+
+// A fused-tiled step: tiles >= 1, a workspace on chip at least as large as the working set the
+// verifier derives, which must equal params.group.buffer_bytes, and DRAM bytes equal to the ones
+// derived (inputs once, parameters once when resident else per strip and image, outputs once).
+void Checker::CheckFusedTiled(int s) {
+  const Step& st = p_.steps[s];
+  const TiledGroup& tg = st.tiled;
+  const std::string where = "steps[" + Str(s) + "] (kind 'fused-tiled')";
+  if (tg.tiles < 1 || tg.tiles > kInt32Max || tg.tile_channels < 1 || tg.tile_channels > kInt32Max) {
+    Err(where + ": group.tiles " + Str(tg.tiles) + " and group.tile_channels " + Str(tg.tile_channels) +
+        " must be in [1, " + Str(kInt32Max) + "]");
+    return;
+  }
+  if (st.segment_bytes != 0 || st.row_cache) Err(where + ": segment_bytes and row_cache are for segment steps");
+  std::map<std::string, size_t> op_at;  // op name -> position in the step
+  for (size_t k = 0; k < st.ops.size(); ++k) op_at[st.ops[k].name] = k;
+  std::set<std::string> isoa(tg.isoa.begin(), tg.isoa.end());
+  for (const auto& name : tg.isoa)
+    if (!op_at.count(name)) Err(where + ": group.isoa names op '" + name + "', which the step does not run");
+  // Every tensor the ops touch, well-formed, or the step is not checked further.
+  for (const auto& op : st.ops)
+    for (const auto* list : {&op.inputs, &op.outputs})
+      for (const auto& name : *list)
+        if (!GoodShape(name)) return;
+  auto inside = [&](const std::string& op) { return op_at.count(op) > 0; };
+  auto step_output = [&](const Tensor& t) {
+    if (t.kind == "output") return true;
+    for (const auto& c : t.consumers)
+      if (!inside(c)) return true;
+    return false;
+  };
+  // Rows per tensor, backwards through the ops.
+  std::map<std::string, int64_t> rows;
+  std::set<std::string> in_situ;  // outputs an element-wise or view op of the step rewrites in place
+  const int64_t tiles = tg.tiles;
+  int64_t ref_rows = 1;
+  for (const auto& op : st.ops)
+    for (const auto* list : {&op.inputs, &op.outputs})
+      for (const auto& name : *list)
+        if (FindTensor(name)->kind != "constant") ref_rows = std::max(ref_rows, RowsChannels(*FindTensor(name)).first);
+  for (size_t k = st.ops.size(); k-- > 0;) {
+    const StepOp& op = st.ops[k];
+    int64_t out_r = 0, out_h = 1;
+    for (const auto& o : op.outputs) {
+      const Tensor& t = *FindTensor(o);
+      const int64_t h = RowsChannels(t).first;
+      int64_t& r = rows[o];
+      if (step_output(t)) r = std::max(r, CeilDiv(h, tiles));
+      r = std::min(std::max<int64_t>(r, 1), h);
+      out_r = std::max(out_r, r);
+      out_h = h;
+    }
+    int data_inputs = 0;
+    for (const auto& in : op.inputs) data_inputs += FindTensor(in)->kind != "constant";
+    for (size_t i = 0; i < op.inputs.size(); ++i) {
+      const Tensor& t = *FindTensor(op.inputs[i]);
+      if (t.kind == "constant") continue;
+      const int64_t h = RowsChannels(t).first;
+      int64_t need = h;  // the whole input
+      const bool window = (IsConvType(op.type) || IsPoolType(op.type)) && op.attrs.count("kernel_shape") &&
+                          Attr(op, "kernel_shape", {}).size() == 2 && t.shape.size() == 4;
+      if (i == 0 && window && out_h == RowsChannels(*FindTensor(op.outputs[0])).first) {
+        const int64_t stride = Attr(op, "strides", {1, 1})[0], dil = Attr(op, "dilations", {1, 1})[0];
+        need = std::min(h, (out_r - 1) * stride + dil * (Attr(op, "kernel_shape", {1, 1})[0] - 1) + 1);
+      } else if (i == 0 && op.type == "Slice" && op.inputs.size() <= 4 && UnitSteps(op)) {
+        need = std::min(h, out_r);  // unit steps: a shifted window of as many rows
+      } else if (ReduceType(op.type) && out_h == 1) {
+        need = CeilDiv(h, tiles);
+      } else if (SameRowType(op.type) && (h == out_h || h == 1)) {
+        need = std::min(h, out_r);
+      }
+      rows[op.inputs[i]] = std::max(rows[op.inputs[i]], need);
+      const auto pr = produced_at_.find(op.inputs[i]);
+      if (InSituType(op.type) && data_inputs == 1 && t.consumers.size() == 1 && t.kind == "activation" &&
+          pr != produced_at_.end() && pr->second == s)
+        in_situ.insert(op.inputs[i]);
+    }
+  }
+  // Working set, and DRAM bytes.
+  int64_t fmap = 0, params = 0, rd = 0, wr = 0;
+  std::set<std::string> seen_const, seen_in;
+  for (const auto& [name, r] : rows) {
+    if (in_situ.count(name)) continue;
+    const Tensor& t = *FindTensor(name);
+    const auto [h, c] = RowsChannels(t);
+    const int64_t images = t.shape.size() >= 2 && t.shape[0] == p_.batch ? p_.batch : 1;
+    const int64_t row_bytes = CeilDiv(t.bytes, std::max<int64_t>(1, images * h));
+    const bool phi = !t.producer.empty() && isoa.count(t.producer) && c > tg.tile_channels;
+    fmap = SaturatingAdd(fmap, phi ? r * CeilDiv(row_bytes, c) * tg.tile_channels : r * row_bytes);
+  }
+  for (const auto& op : st.ops) {
+    for (const auto& in : op.inputs) {
+      const Tensor& t = *FindTensor(in);
+      if (t.kind == "constant") {
+        if (seen_const.insert(in).second) params = SaturatingAdd(params, t.bytes);
+      } else if (!(t.producer.size() && inside(t.producer)) && seen_in.insert(in).second) {
+        rd = SaturatingAdd(rd, t.bytes);
+      }
+    }
+    for (const auto& o : op.outputs)
+      if (step_output(*FindTensor(o))) wr = SaturatingAdd(wr, FindTensor(o)->bytes);
+  }
+  const int64_t work = tg.params_resident ? SaturatingAdd(fmap, params) : fmap;
+  const std::optional<int64_t> streamed = CheckedMul(params, tiles * std::max<int64_t>(p_.batch, 1));
+  rd = SaturatingAdd(rd, tg.params_resident ? params : streamed.value_or(kInt64Max));
+  if (work != tg.buffer_bytes)
+    Err(where + ": the group's working set is " + Str(work) + " bytes (" + Str(tiles) +
+        " strips of its outputs, the tile relation backwards), but group.buffer_bytes says " + Str(tg.buffer_bytes));
+  const Buffer* ws = LiveWorkspace(s);
+  if (!ws)
+    Err(where + ": the group needs its workspace '" + st.workspace + "' on chip at this step");
+  else if (ws->bytes < work)
+    Err(where + ": workspace '" + ws->tensor + "' has " + Str(ws->bytes) + " bytes; the group's tiles need " +
+        Str(work));
+  if (rd != tg.dram_read_bytes || wr != tg.dram_write_bytes)
+    Err(where + ": the group moves " + Str(rd) + " bytes from DRAM and " + Str(wr) +
+        " to it (inputs and outputs once, parameters " + (tg.params_resident ? "once" : "per strip and image") +
+        "), but group says " + Str(tg.dram_read_bytes) + " and " + Str(tg.dram_write_bytes));
+  tiled_rd_ = SaturatingAdd(tiled_rd_, rd);
+  tiled_wr_ = SaturatingAdd(tiled_wr_, wr);
+  if (ref_rows > 0 && tg.tile_rows != CeilDiv(ref_rows, tiles))
+    Err(where + ": group.tile_rows " + Str(tg.tile_rows) + " is not ceil(" + Str(ref_rows) + " / " + Str(tiles) + ")");
+}
+
+}  // namespace sramplan::plan::verifier_internal
