@@ -182,6 +182,7 @@ Packing Pack(const Layer& layer, const Hierarchy& h, const BlockingString& s) {
     b.backing = true;
     chains[ti].push_back(b);
   }
+  pk.free_bytes = free_bytes;
   return pk;
 }
 

@@ -91,6 +91,7 @@ struct Packing {
   std::vector<std::vector<BufferUse>> chains;
   bool exhausted[kNumOperands] = {false, false, false};
   int ptr[kNumOperands] = {0, 0, 0};
+  std::vector<int64_t> free_bytes;  // by level: capacity minus the placed buffers
 };
 Packing Pack(const Layer& layer, const Hierarchy& h, const BlockingString& s);
 // Times the tile of operand t's buffer at cut `cut` is loaded (product of the trip counts from the

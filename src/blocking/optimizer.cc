@@ -109,7 +109,6 @@ struct ExactWorker {
   std::atomic<int64_t>& nodes;
   std::atomic<int64_t>& leaves;
   int64_t local_nodes = 0;
-
   void Dfs(Prefix& p) {
     if (timed_out.load(std::memory_order_relaxed)) return;
     if ((++local_nodes & 1023) == 0) {
@@ -154,6 +153,7 @@ double PrefixLowerBound(const Layer& layer, const Hierarchy& h, const BlockingSt
   double rprod = 1;
   for (Dim d : kAllDims) rprod *= static_cast<double>(layer.extent(d) / end[Idx(d)]);
   const double m = static_cast<double>(layer.Macs());
+  const int64_t wb = h.word_bytes();
   double lb = m * h.mac_pj;
   const int n = static_cast<int>(prefix.size());
   for (int ti = 0; ti < kNumOperands; ++ti) {
@@ -162,35 +162,52 @@ double PrefixLowerBound(const Layer& layer, const Hierarchy& h, const BlockingSt
     const std::vector<BufferUse>& ch = pk.chains[ti];
     const int k = static_cast<int>(ch.size()) - 1;  // placed buffers before the backing store
     const int back = h.Backing(t);
-    const Level& bl = h.levels[back];
     double size = static_cast<double>(layer.Size(t));
     bool dense = t != Operand::kInput || (layer.stride_x == 1 && layer.stride_y == 1);
-    double compulsory = out ? size * bl.write_pj : dense ? size * bl.read_pj : 0;
-    auto mac_pj = [&](const Level& l) { return m * (l.read_pj + (out ? l.write_pj : 0)); };
-    if (k == 0) {
-      if (pk.exhausted[ti]) {
-        lb += mac_pj(bl);
-        continue;
+    double compulsory = out ? size * h.levels[back].write_pj : dense ? size * h.levels[back].read_pj : 0;
+    // Levels below the backing store where a later buffer of t could still go: any later buffer
+    // holds at least the tile of the loops placed so far.
+    int64_t need = layer.Footprint(t, end) * wb;
+    std::vector<char> fits(h.levels.size(), 0);
+    if (!pk.exhausted[ti])
+      for (int l = pk.ptr[ti]; l < back; ++l) {
+        if (!h.levels[l].Holds(t)) continue;
+        int64_t avail = pk.free_bytes[l] + (k > 0 && ch[k - 1].level == l ? ch[k - 1].elems * wb : 0);
+        fits[l] = avail >= need;
       }
-      double best = std::numeric_limits<double>::infinity();
-      for (int l = 0; l <= back; ++l)
-        if (h.levels[l].Holds(t)) best = std::min(best, mac_pj(h.levels[l]));
-      lb += std::min(mac_pj(bl), best + compulsory);
+    auto mac_pj = [&](int l) { return m * (h.levels[l].read_pj + (out ? h.levels[l].write_pj : 0)); };
+    if (k == 0) {
+      double best = mac_pj(back);
+      for (int l = 0; l < back; ++l)
+        if (fits[l]) best = std::min(best, mac_pj(l) + compulsory);
+      lb += best;
       continue;
     }
-    lb += mac_pj(h.levels[ch[0].level]);
+    lb += mac_pj(ch[0].level);
     auto tiles = [&](const BufferUse& b) { return size / static_cast<double>(b.elems); };
     for (int i = 0; i + 1 < k; ++i)
       lb += StreamPj(h, t, static_cast<double>(ch[i].fills) * rprod, static_cast<double>(ch[i].elems), tiles(ch[i]),
                      ch[i].level, ch[i + 1].level);
+    // The outermost placed buffer: if a later buffer may replace it in its own level, only the
+    // compulsory traffic is certain; otherwise its fills come from a level above it.
     const BufferUse& last = ch[k - 1];
+    if (fits[last.level]) {
+      lb += compulsory;
+      continue;
+    }
     bool closed = false;
     for (int j = last.cut; j < n && !closed; ++j) closed = Indexes(prefix[j].dim, t);
-    if (pk.exhausted[ti] && closed)
-      lb += StreamPj(h, t, static_cast<double>(last.fills) * rprod, static_cast<double>(last.elems), tiles(last),
-                     last.level, back);
-    else
-      lb += compulsory;
+    double fills = static_cast<double>(last.fills) * rprod;
+    if (!closed) {
+      fills = 1;
+      for (Dim d : kAllDims)
+        if (Indexes(d, t)) fills *= static_cast<double>(layer.extent(d) / end[Idx(d)]);
+    }
+    double best = StreamPj(h, t, fills, static_cast<double>(last.elems), tiles(last), last.level, back);
+    for (int l = last.level + 1; l < back; ++l)
+      if (fits[l])
+        best = std::min(best, StreamPj(h, t, fills, static_cast<double>(last.elems), tiles(last), last.level, l) + compulsory);
+    lb += best;
   }
   return lb;
 }
@@ -330,15 +347,18 @@ StatusOr<SearchResult> HeuristicSearch(const Layer& layer, const Hierarchy& h, c
     std::vector<Scored> next;
     std::vector<Prefix> cands;
     for (const Prefix& p : beam) {
-      for (const Loop& l : Children(layer, p, opt.max_loops_per_dim)) {
-        Prefix q = p;
-        Push(&q, l);
-        cands.push_back(std::move(q));
-      }
+      // The kept prefix and its random perturbations seed this step; each is extended by one loop.
+      std::vector<Prefix> seeds = {p};
       for (int k = 0; k < opt.perturbations; ++k) {
         Prefix q;
-        if (Perturb(layer, p, opt.max_loops_per_dim, rng, &q)) cands.push_back(std::move(q));
+        if (Perturb(layer, p, opt.max_loops_per_dim, rng, &q)) seeds.push_back(std::move(q));
       }
+      for (const Prefix& sd : seeds)
+        for (const Loop& l : Children(layer, sd, opt.max_loops_per_dim)) {
+          Prefix q = sd;
+          Push(&q, l);
+          cands.push_back(std::move(q));
+        }
     }
     for (Prefix& q : cands) {
       ++r.nodes;

@@ -26,6 +26,7 @@
 #include "target/target.h"
 #include "cli_checks.h"
 #include "codegen_cmd.h"
+#include "block_cmd.h"
 
 namespace sp = sramplan;
 
@@ -577,12 +578,13 @@ int main(int argc, char** argv) {
   std::string plan_file;
   auto* check = app.add_subcommand("check-plan", "run the independent verifier on a plan JSON file");
   auto* codegen = sp::cli::AddCodegenCommand(&app);
+  auto* block = sp::cli::AddBlockCommand(&app);
   check->add_option("plan", plan_file,
                     "plan.json written by sramplan plan --json (one plan, or the several of --strategy all: "
                     "each is checked; exit 3 if any is invalid, else 2 if any does not fit)")
       ->required();
 
-  for (auto* sub : {targets, inspect, plan, verify, place, check, codegen, strategies}) {
+  for (auto* sub : {targets, inspect, plan, verify, place, check, codegen, strategies, block}) {
     sub->add_flag("-q,--quiet", quiet, "print only results");
     sub->add_flag("-v,--verbose", verbose, "print progress and timings to stderr");
   }
@@ -590,11 +592,11 @@ int main(int argc, char** argv) {
   if (argc >= 2 && argv[1][0] != '-') {
     std::string cmd = argv[1];
     bool known = false;
-    for (auto* sub : {targets, inspect, plan, verify, place, check, codegen, strategies})
+    for (auto* sub : {targets, inspect, plan, verify, place, check, codegen, strategies, block})
       known = known || sub->get_name() == cmd;
     if (!known) {
       std::cerr << "error: unknown command '" << cmd << "'; commands: targets, strategies, inspect, plan, verify, place, check-plan, "
-                << "codegen "
+                << "codegen, block "
                 << "(sramplan --help)\n";
       return 1;
     }
@@ -614,5 +616,6 @@ int main(int argc, char** argv) {
   if (*place) return CmdPlace(place_flags);
   if (*check) return CmdCheckPlan(plan_file);
   if (*codegen) return sp::cli::RunCodegenCommand(verbosity);
+  if (*block) return sp::cli::RunBlockCommand(verbosity);
   return 1;
 }

@@ -1,0 +1,138 @@
+// Issue 16: the blocking paper's Table 4 layers on DianNao's buffers (and on co-designed
+// hierarchies when --codesign): exact optimum (energy, search time, proved), the seeded heuristic
+// and its gap, DianNao's default schedule vs the optimum (kernel-buffer energy ratio). Writes
+// bench/results/blocking.{json,md} (or --out DIR). Flags: --time-limit S (per exact search, 10),
+// --threads N (2), --layers Conv1,Conv2,...
+#include <nlohmann/json.hpp>
+
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "bench_util.h"
+#include "blocking/hierarchy.h"
+#include "blocking/model.h"
+#include "blocking/optimizer.h"
+#include "blocking/schedules.h"
+#include "target/target.h"
+
+namespace bl = sramplan::blocking;
+using nlohmann::ordered_json;
+
+namespace {
+
+std::vector<bl::Layer> Table4() {
+  return {bl::ConvLayer("Conv1", 256, 256, 256, 384, 11, 11), bl::ConvLayer("Conv2", 500, 375, 32, 48, 9, 9),
+          bl::ConvLayer("Conv3", 32, 32, 108, 200, 4, 4),     bl::ConvLayer("Conv4", 56, 56, 128, 256, 3, 3),
+          bl::ConvLayer("Conv5", 28, 28, 256, 512, 3, 3),     bl::FcLayer("FC1", 200, 100),
+          bl::FcLayer("FC2", 4096, 4096)};
+}
+
+ordered_json Record(const bl::Layer& l, const bl::Hierarchy& h, const std::string& method, const bl::BlockingString& s,
+                    const bl::Evaluation& ev, double search_s, bool proved, int64_t nodes) {
+  ordered_json acc = ordered_json::object();
+  ordered_json epl = ordered_json::object();
+  for (size_t i = 0; i < h.levels.size(); ++i) {
+    acc[h.levels[i].name] = ev.levels[i].reads + ev.levels[i].writes;
+    epl[h.levels[i].name] = ev.levels[i].energy_pj;
+  }
+  return {{"layer", l.name},
+          {"hierarchy", h.name},
+          {"method", method},
+          {"string", bl::ToString(s)},
+          {"energy_pj", ev.total_pj},
+          {"memory_pj", ev.memory_pj},
+          {"mac_pj", ev.mac_pj},
+          {"ib_pj", ev.operand_pj[0]},
+          {"kb_pj", ev.operand_pj[1]},
+          {"ob_pj", ev.operand_pj[2]},
+          {"accesses", acc},
+          {"energy_pj_per_level", epl},
+          {"search_s", search_s},
+          {"proved_optimal", proved},
+          {"nodes", nodes}};
+}
+
+std::string Fmt(const char* f, double v) {
+  char b[64];
+  std::snprintf(b, sizeof b, f, v);
+  return b;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::string out_dir = std::string(SRAMPLAN_SOURCE_DIR) + "/bench/results";
+  bl::SearchOptions opt;
+  std::string only;
+  for (int i = 1; i + 1 < argc; i += 2) {
+    std::string a = argv[i];
+    if (a == "--out") out_dir = argv[i + 1];
+    else if (a == "--time-limit") opt.time_limit_s = std::stod(argv[i + 1]);
+    else if (a == "--threads") opt.threads = std::stoi(argv[i + 1]);
+    else if (a == "--layers") only = std::string(",") + argv[i + 1] + ",";
+    else {
+      std::cerr << "unknown flag " << a << "\n";
+      return 1;
+    }
+  }
+  auto t = sramplan::target::LoadTarget("diannao");
+  if (!t.ok()) return 1;
+  auto hd = bl::HierarchyFromTarget(*t);
+  if (!hd.ok()) {
+    std::cerr << hd.status().message() << "\n";
+    return 1;
+  }
+  ordered_json records = ordered_json::array();
+  std::ostringstream md;
+  md << "# Blocking (issue 16): Table 4 layers on DianNao (IB 2 KB, KB 32 KB, OB 2 KB, DRAM; 16-bit)\n\n"
+     << "Machine: " << sramplan::bench::Machine() << "; load " << sramplan::bench::LoadAverage() << "; exact search "
+     << opt.threads << " threads, limit " << opt.time_limit_s << " s, at most " << opt.max_loops_per_dim
+     << " loops per dimension. Energies in uJ (memory + 1 pJ/MAC).\n\n"
+     << "| layer | exact uJ | proved | exact s | heuristic uJ | gap % | heur. s | default uJ | default KB uJ | optimal KB uJ | KB ratio | total ratio |\n"
+     << "|---|---|---|---|---|---|---|---|---|---|---|---|\n";
+  for (const bl::Layer& l : Table4()) {
+    if (!only.empty() && only.find("," + l.name + ",") == std::string::npos) continue;
+    std::cerr << l.name << "...\n";
+    auto heur = bl::HeuristicSearch(l, *hd, opt);
+    if (!heur.ok()) {
+      std::cerr << heur.status().message() << "\n";
+      return 1;
+    }
+    auto ex = bl::ExactSearch(l, *hd, opt, &heur->best);
+    if (!ex.ok()) {
+      std::cerr << ex.status().message() << "\n";
+      return 1;
+    }
+    bl::BlockingString def = bl::DianNaoDefault(l, hd->levels[0].capacity_bytes, hd->word_bytes());
+    bl::Evaluation dev = bl::Evaluate(l, *hd, def);
+    records.push_back(Record(l, *hd, "exact", ex->best, ex->eval, ex->search_s, ex->proved_optimal, ex->nodes));
+    records.push_back(Record(l, *hd, "heuristic", heur->best, heur->eval, heur->search_s, false, heur->nodes));
+    records.push_back(Record(l, *hd, "diannao-default", def, dev, 0, false, 0));
+    double gap = 100.0 * (heur->eval.total_pj / ex->eval.total_pj - 1);
+    md << "| " << l.name << " | " << Fmt("%.1f", ex->eval.total_pj / 1e6) << " | " << (ex->proved_optimal ? "yes" : "no")
+       << " | " << Fmt("%.2f", ex->search_s) << " | " << Fmt("%.1f", heur->eval.total_pj / 1e6) << " | "
+       << Fmt("%.2f", gap) << " | " << Fmt("%.2f", heur->search_s) << " | " << Fmt("%.1f", dev.total_pj / 1e6) << " | "
+       << Fmt("%.1f", dev.operand_pj[1] / 1e6) << " | " << Fmt("%.1f", ex->eval.operand_pj[1] / 1e6) << " | "
+       << Fmt("%.1fx", dev.operand_pj[1] / ex->eval.operand_pj[1]) << " | "
+       << Fmt("%.1fx", dev.total_pj / ex->eval.total_pj) << " |\n";
+    std::cerr << "  exact " << bl::ToString(ex->best) << " " << ex->eval.total_pj << " proved " << ex->proved_optimal
+              << " " << ex->search_s << " s, nodes " << ex->nodes << "\n  heur " << heur->eval.total_pj << " "
+              << heur->search_s << " s\n  default " << bl::ToString(def) << " " << dev.total_pj << "\n";
+  }
+  md << "\nStrings (innermost loop first) are in blocking.json.\n";
+  ordered_json doc = {{"benchmark", "blocking"},
+                      {"machine", sramplan::bench::Machine()},
+                      {"threads", opt.threads},
+                      {"time_limit_s", opt.time_limit_s},
+                      {"max_loops_per_dim", opt.max_loops_per_dim},
+                      {"records", records}};
+  std::ofstream(out_dir + "/blocking.json") << doc.dump(1) << "\n";
+  std::ofstream(out_dir + "/blocking.md") << md.str();
+  std::cout << md.str();
+  return 0;
+}
