@@ -75,6 +75,11 @@ struct Incumbent {
   BlockingString best;
   std::string text;
   Evaluation eval;
+  // Whether every string starting with the prefix `t` sorts after the best string's text.
+  bool Beyond(const std::string& t) {
+    std::lock_guard<std::mutex> lock(mu);
+    return !text.empty() && t > text && text.compare(0, t.size(), t) != 0;
+  }
   void Offer(const BlockingString& s, const Evaluation& ev) {
     if (ev.total_pj > energy.load()) return;
     std::string t = ToString(s);
@@ -124,7 +129,13 @@ struct ExactWorker {
       if (ev.fits) inc.Offer(p.loops, ev);
       return;
     }
-    if (!p.loops.empty() && PrefixLowerBound(layer, h, p.loops) > inc.energy.load() * (1 + 1e-12)) return;
+    if (!p.loops.empty()) {
+      double lb = PrefixLowerBound(layer, h, p.loops), best = inc.energy.load();
+      if (lb > best * (1 + 1e-12)) return;
+      // A bound equal to the best can only tie, and ties go to the smaller text: drop the prefix
+      // when every completion's text is larger than the best's.
+      if (lb >= best * (1 - 1e-12) && inc.Beyond(ToString(p.loops))) return;
+    }
     for (const Loop& l : Children(layer, p, opt.max_loops_per_dim)) {
       Prefix q = p;
       Push(&q, l);
@@ -165,6 +176,15 @@ double PrefixLowerBound(const Layer& layer, const Hierarchy& h, const BlockingSt
     double size = static_cast<double>(layer.Size(t));
     bool dense = t != Operand::kInput || (layer.stride_x == 1 && layer.stride_y == 1);
     double compulsory = out ? size * h.levels[back].write_pj : dense ? size * h.levels[back].read_pj : 0;
+    // When data pass through an on-chip holder at level >= lo, the outermost one takes in every
+    // word once (input, kernel) or gives every word back once (output).
+    auto through = [&](int lo) {
+      if (!dense) return 0.0;
+      double e = std::numeric_limits<double>::infinity();
+      for (int l = lo; l < back; ++l)
+        if (h.levels[l].Holds(t)) e = std::min(e, out ? h.levels[l].read_pj : h.levels[l].write_pj);
+      return std::isfinite(e) ? size * e : 0.0;
+    };
     // Levels below the backing store where a later buffer of t could still go: any later buffer
     // holds at least the tile of the loops placed so far.
     int64_t need = layer.Footprint(t, end) * wb;
@@ -179,7 +199,7 @@ double PrefixLowerBound(const Layer& layer, const Hierarchy& h, const BlockingSt
     if (k == 0) {
       double best = mac_pj(back);
       for (int l = 0; l < back; ++l)
-        if (fits[l]) best = std::min(best, mac_pj(l) + compulsory);
+        if (fits[l]) best = std::min(best, mac_pj(l) + compulsory + through(l));
       lb += best;
       continue;
     }
@@ -192,7 +212,7 @@ double PrefixLowerBound(const Layer& layer, const Hierarchy& h, const BlockingSt
     // compulsory traffic is certain; otherwise its fills come from a level above it.
     const BufferUse& last = ch[k - 1];
     if (fits[last.level]) {
-      lb += compulsory;
+      lb += compulsory + through(last.level);
       continue;
     }
     bool closed = false;
@@ -206,7 +226,8 @@ double PrefixLowerBound(const Layer& layer, const Hierarchy& h, const BlockingSt
     double best = StreamPj(h, t, fills, static_cast<double>(last.elems), tiles(last), last.level, back);
     for (int l = last.level + 1; l < back; ++l)
       if (fits[l])
-        best = std::min(best, StreamPj(h, t, fills, static_cast<double>(last.elems), tiles(last), last.level, l) + compulsory);
+        best = std::min(best, StreamPj(h, t, fills, static_cast<double>(last.elems), tiles(last), last.level, l) +
+                                  compulsory + through(l));
     lb += best;
   }
   return lb;

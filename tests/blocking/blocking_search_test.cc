@@ -152,7 +152,7 @@ TEST(BlockingSearch, DianNaoConvLayerIsProvedAndBeatsTheDefault) {
   auto t = target::LoadTarget("diannao");
   auto h = HierarchyFromTarget(*t);
   ASSERT_TRUE(h.ok());
-  Layer l = ConvLayer("small-conv", 8, 8, 16, 32, 3, 3);
+  Layer l = ConvLayer("small-conv", 4, 4, 8, 8, 3, 3);
   SearchOptions opt;
   opt.time_limit_s = 300;
   auto heur = HeuristicSearch(l, *h, opt);
