@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "bench_util.h"
+#include "blocking/codesign.h"
 #include "blocking/hierarchy.h"
 #include "blocking/model.h"
 #include "blocking/optimizer.h"
@@ -69,12 +70,14 @@ int main(int argc, char** argv) {
   std::string out_dir = std::string(SRAMPLAN_SOURCE_DIR) + "/bench/results";
   bl::SearchOptions opt;
   std::string only;
+  bool codesign = true;
   for (int i = 1; i + 1 < argc; i += 2) {
     std::string a = argv[i];
     if (a == "--out") out_dir = argv[i + 1];
     else if (a == "--time-limit") opt.time_limit_s = std::stod(argv[i + 1]);
     else if (a == "--threads") opt.threads = std::stoi(argv[i + 1]);
     else if (a == "--layers") only = std::string(",") + argv[i + 1] + ",";
+    else if (a == "--codesign") codesign = std::string(argv[i + 1]) != "0";
     else {
       std::cerr << "unknown flag " << a << "\n";
       return 1;
@@ -95,6 +98,8 @@ int main(int argc, char** argv) {
      << " loops per dimension. Energies in uJ (memory + 1 pJ/MAC).\n\n"
      << "| layer | exact uJ | proved | exact s | heuristic uJ | gap % | heur. s | default uJ | default KB uJ | optimal KB uJ | KB ratio | total ratio |\n"
      << "|---|---|---|---|---|---|---|---|---|---|---|---|\n";
+  std::vector<bl::Layer> convs;
+  std::vector<double> diannao_pj, diannao_mem_pj;
   for (const bl::Layer& l : Table4()) {
     if (!only.empty() && only.find("," + l.name + ",") == std::string::npos) continue;
     std::cerr << l.name << "...\n";
@@ -114,6 +119,11 @@ int main(int argc, char** argv) {
     records.push_back(Record(l, *hd, "heuristic", heur->best, heur->eval, heur->search_s, false, heur->nodes));
     records.push_back(Record(l, *hd, "diannao-default", def, dev, 0, false, 0));
     double gap = 100.0 * (heur->eval.total_pj / ex->eval.total_pj - 1);
+    if (l.name.rfind("Conv", 0) == 0) {
+      convs.push_back(l);
+      diannao_pj.push_back(ex->eval.total_pj);
+      diannao_mem_pj.push_back(ex->eval.memory_pj);
+    }
     md << "| " << l.name << " | " << Fmt("%.1f", ex->eval.total_pj / 1e6) << " | " << (ex->proved_optimal ? "yes" : "no")
        << " | " << Fmt("%.2f", ex->search_s) << " | " << Fmt("%.1f", heur->eval.total_pj / 1e6) << " | "
        << Fmt("%.2f", gap) << " | " << Fmt("%.2f", heur->search_s) << " | " << Fmt("%.1f", dev.total_pj / 1e6) << " | "
@@ -123,6 +133,59 @@ int main(int argc, char** argv) {
     std::cerr << "  exact " << bl::ToString(ex->best) << " " << ex->eval.total_pj << " proved " << ex->proved_optimal
               << " " << ex->search_s << " s, nodes " << ex->nodes << "\n  heur " << heur->eval.total_pj << " "
               << heur->search_s << " s\n  default " << bl::ToString(def) << " " << dev.total_pj << "\n";
+  }
+  if (codesign && !convs.empty()) {
+    const int64_t diannao_bytes = hd->OnChipBytes();
+    md << "\n## Co-designed hierarchies (shared on-chip levels + DRAM, Table 3 at 64-bit words)\n\n"
+       << "Per layer: the candidate with the lowest heuristic energy, then the exact search on it. Ratios are DianNao's "
+          "exact optimum over the co-designed one (total = memory + MAC energy). Area: on-chip bytes over DianNao's "
+       << diannao_bytes / 1024 << " KB (SRAM area is linear in bytes in our model).\n\n"
+       << "| budget | layer | hierarchy | exact uJ | proved | exact s | memory ratio | total ratio | on-chip KB | area ratio |\n"
+       << "|---|---|---|---|---|---|---|---|---|---|\n";
+    bl::SearchOptions sweep = opt;
+    sweep.beam = 32;
+    sweep.perturbations = 1;
+    for (int64_t budget : {int64_t{1} << 20, int64_t{8} << 20}) {
+      std::string bname = budget == (int64_t{1} << 20) ? "1MB" : "8MB";
+      std::cerr << "co-design " << bname << "...\n";
+      auto pts = bl::CodesignSweep(convs, budget, 64, hd->word_bits, hd->mac_pj, sweep);
+      if (!pts.ok()) {
+        std::cerr << pts.status().message() << "\n";
+        return 1;
+      }
+      size_t common = 0;
+      for (size_t p = 0; p < pts->size(); ++p)
+        if ((*pts)[p].total_pj < (*pts)[common].total_pj) common = p;
+      for (size_t li = 0; li < convs.size(); ++li) {
+        size_t best = 0;
+        for (size_t p = 0; p < pts->size(); ++p)
+          if ((*pts)[p].energy_pj[li] < (*pts)[best].energy_pj[li]) best = p;
+        for (auto [idx, method] : {std::pair<size_t, std::string>{best, "exact"}, {common, "exact-common"}}) {
+          const bl::Hierarchy& ch = (*pts)[idx].hierarchy;
+          auto heur = bl::HeuristicSearch(convs[li], ch, opt);
+          auto ex = heur.ok() ? bl::ExactSearch(convs[li], ch, opt, &heur->best) : heur;
+          if (!ex.ok()) {
+            std::cerr << ex.status().message() << "\n";
+            return 1;
+          }
+          ordered_json rec = Record(convs[li], ch, method, ex->best, ex->eval, ex->search_s, ex->proved_optimal, ex->nodes);
+          rec["budget"] = bname;
+          rec["onchip_bytes"] = ch.OnChipBytes();
+          rec["area_mm2"] = bl::SramAreaMm2(ch.OnChipBytes());
+          rec["energy_ratio_vs_diannao"] = diannao_pj[li] / ex->eval.total_pj;
+          rec["memory_ratio_vs_diannao"] = diannao_mem_pj[li] / ex->eval.memory_pj;
+          rec["heuristic_energy_pj"] = heur->eval.total_pj;
+          records.push_back(rec);
+          md << "| " << bname << (method == "exact" ? "" : " common") << " | " << convs[li].name << " | " << ch.name << " | "
+             << Fmt("%.1f", ex->eval.total_pj / 1e6) << " | " << (ex->proved_optimal ? "yes" : "no") << " | "
+             << Fmt("%.2f", ex->search_s) << " | " << Fmt("%.1fx", diannao_mem_pj[li] / ex->eval.memory_pj) << " | "
+             << Fmt("%.1fx", diannao_pj[li] / ex->eval.total_pj) << " | " << ch.OnChipBytes() / 1024 << " | "
+             << Fmt("%.1fx", static_cast<double>(ch.OnChipBytes()) / diannao_bytes) << " |\n";
+          std::cerr << "  " << bname << " " << method << " " << convs[li].name << " " << ch.name << " "
+                    << ex->eval.total_pj << " proved " << ex->proved_optimal << "\n";
+        }
+      }
+    }
   }
   md << "\nStrings (innermost loop first) are in blocking.json.\n";
   ordered_json doc = {{"benchmark", "blocking"},
