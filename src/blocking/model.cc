@@ -190,7 +190,6 @@ Evaluation Evaluate(const Layer& layer, const Hierarchy& h, const BlockingString
   Evaluation ev;
   ev.macs = layer.Macs();
   std::vector<std::vector<BufferUse>> chains = Pack(layer, h, s).chains;
-  std::vector<Extents> blocks = CutBlocks(s);
   for (int ti = 0; ti < kNumOperands; ++ti) {
     Operand t = static_cast<Operand>(ti);
     std::vector<BufferUse>& ch = chains[ti];
@@ -212,7 +211,6 @@ Evaluation Evaluate(const Layer& layer, const Hierarchy& h, const BlockingString
     }
     for (const BufferUse& b : ch) ev.buffers.push_back(b);
   }
-  (void)blocks;
   ev.levels.assign(h.levels.size(), LevelUse{});
   const int64_t wb = h.word_bytes();
   for (const BufferUse& b : ev.buffers) {
