@@ -2,7 +2,8 @@
 // hierarchies when --codesign): exact optimum (energy, search time, proved), the seeded heuristic
 // and its gap, DianNao's default schedule vs the optimum (kernel-buffer energy ratio). Writes
 // bench/results/blocking.{json,md} (or --out DIR). Flags: --time-limit S (per exact search, 10),
-// --threads N (2), --layers Conv1,Conv2,...
+// --threads N (2), --layers Conv1,Conv2,..., --codesign 0|1, --multicore 0|1|only
+// (K vs XY partitioning on 1-8 DianNao cores; "only" recomputes just that section into the existing files).
 #include <nlohmann/json.hpp>
 
 #include <cstdio>
@@ -17,6 +18,7 @@
 #include "blocking/codesign.h"
 #include "blocking/hierarchy.h"
 #include "blocking/model.h"
+#include "blocking/multicore.h"
 #include "blocking/optimizer.h"
 #include "blocking/schedules.h"
 #include "target/target.h"
@@ -64,6 +66,95 @@ std::string Fmt(const char* f, double v) {
   return b;
 }
 
+// Multi-core K vs XY partitioning (paper Sec. 3.3 / Fig. 9) of the Table 4 conv layers on DianNao
+// cores: per-core string by the heuristic search (beam as given), 1, 2, 4, 8 cores.
+void Multicore(const bl::Hierarchy& h, const bl::SearchOptions& opt, const std::string& only, ordered_json* records,
+               std::ostringstream* md) {
+  *md << "\n## Multi-core: K vs XY partitioning (paper Sec. 3.3)\n\n"
+      << "Each core has a private copy of DianNao's on-chip buffers; DRAM is shared. K partitioning: input read once from "
+         "DRAM and broadcast; XY partitioning (Y, else X): kernels read once and broadcast, input halos replicated. "
+         "Broadcast energy per word = Table 3 access energy (64-bit) of an SRAM of all cores' on-chip bytes. Per-core "
+         "string: heuristic search on the per-core sub-layer (minimises one core's energy; sharing accounted after). "
+         "uJ = whole layer on all cores (memory + 1 pJ/MAC); n/a = the core count does not divide K (or X/Y).\n\n"
+      << "| layer | cores | K: total uJ | K: bcast uJ | XY: total uJ | XY: bcast uJ | XY split | better |\n"
+      << "|---|---|---|---|---|---|---|---|\n";
+  for (const bl::Layer& l : Table4()) {
+    if (l.name.rfind("Conv", 0) != 0) continue;
+    if (!only.empty() && only.find("," + l.name + ",") == std::string::npos) continue;
+    for (int cores : {1, 2, 4, 8}) {
+      std::cerr << "multicore " << l.name << " x" << cores << "...\n";
+      std::string cells[2][2] = {{"n/a", "n/a"}, {"n/a", "n/a"}};
+      std::string split = "-";
+      double tot[2] = {-1, -1};
+      for (bl::Partition p : {bl::Partition::kK, bl::Partition::kXY}) {
+        bl::MulticoreOptions mo;
+        mo.cores = cores;
+        mo.partition = p;
+        auto r = bl::MulticoreSearch(l, h, mo, opt, /*exact=*/false);
+        if (!r.ok()) {
+          std::cerr << "  " << bl::PartitionName(p) << ": " << r.status().message() << "\n";
+          continue;
+        }
+        int pi = p == bl::Partition::kK ? 0 : 1;
+        tot[pi] = r->total_pj;
+        cells[pi][0] = Fmt("%.1f", r->total_pj / 1e6);
+        cells[pi][1] = Fmt("%.1f", r->broadcast_pj / 1e6);
+        if (pi == 1) split = bl::DimName(r->split);
+        ordered_json rec = Record(r->per_core, h, p == bl::Partition::kK ? "multicore-k" : "multicore-xy", r->string,
+                                  r->core, r->search_s, false, 0);
+        rec["layer"] = l.name;
+        rec["cores"] = cores;
+        rec["split"] = bl::DimName(r->split);
+        rec["per_core_layer"] = r->per_core.name;
+        rec["shared_operand"] = bl::OperandName(r->shared);
+        rec["broadcast_words"] = r->broadcast_words;
+        rec["broadcast_pj_per_word"] = r->broadcast_pj_per_word;
+        rec["private_pj"] = r->private_pj;
+        rec["broadcast_pj"] = r->broadcast_pj;
+        rec["core_energy_pj"] = r->core.total_pj;
+        rec["energy_pj"] = r->total_pj;
+        rec["memory_pj"] = r->memory_pj;
+        rec["mac_pj"] = r->mac_pj;
+        rec["onchip_bytes"] = r->onchip_bytes;
+        records->push_back(rec);
+      }
+      std::string better = tot[0] < 0 && tot[1] < 0 ? "-" : tot[1] < 0 || (tot[0] >= 0 && tot[0] <= tot[1]) ? "K" : "XY";
+      *md << "| " << l.name << " | " << cores << " | " << cells[0][0] << " | " << cells[0][1] << " | " << cells[1][0]
+          << " | " << cells[1][1] << " | " << split << " | " << better << " |\n";
+    }
+  }
+}
+
+// --multicore only: recomputes the multi-core section and merges it into the existing results.
+int MergeMulticore(const std::string& out_dir, const bl::Hierarchy& h, const bl::SearchOptions& opt,
+                   const std::string& only) {
+  ordered_json records = ordered_json::array();
+  std::ostringstream md;
+  std::ifstream jin(out_dir + "/blocking.json");
+  std::ifstream min(out_dir + "/blocking.md");
+  if (!jin || !min) {
+    std::cerr << "--multicore only: run the full bench first (no " << out_dir << "/blocking.{json,md})\n";
+    return 1;
+  }
+  ordered_json old = ordered_json::parse(jin);
+  for (const auto& r : old["records"])
+    if (r["method"].get<std::string>().rfind("multicore", 0) != 0) records.push_back(r);
+  std::stringstream ms;
+  ms << min.rdbuf();
+  std::string text = ms.str();
+  size_t cut = text.find("\n## Multi-core");
+  if (cut == std::string::npos) cut = text.find("\nStrings (innermost");
+  md << text.substr(0, cut);
+  Multicore(h, opt, only, &records, &md);
+  md << "\nStrings (innermost loop first) are in blocking.json. Multi-core section: " << sramplan::bench::Machine()
+     << ", load " << sramplan::bench::LoadAverage() << ".\n";
+  old["records"] = records;
+  std::ofstream(out_dir + "/blocking.json") << old.dump(1) << "\n";
+  std::ofstream(out_dir + "/blocking.md") << md.str();
+  std::cout << md.str();
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -71,6 +162,9 @@ int main(int argc, char** argv) {
   bl::SearchOptions opt;
   std::string only;
   bool codesign = true;
+  // --multicore 1: add the multi-core section; only: recompute just that section and merge it into
+  // the existing blocking.{json,md} (other records kept).
+  std::string multicore = "1";
   for (int i = 1; i + 1 < argc; i += 2) {
     std::string a = argv[i];
     if (a == "--out") out_dir = argv[i + 1];
@@ -78,6 +172,7 @@ int main(int argc, char** argv) {
     else if (a == "--threads") opt.threads = std::stoi(argv[i + 1]);
     else if (a == "--layers") only = std::string(",") + argv[i + 1] + ",";
     else if (a == "--codesign") codesign = std::string(argv[i + 1]) != "0";
+    else if (a == "--multicore") multicore = std::string(argv[i + 1]);
     else {
       std::cerr << "unknown flag " << a << "\n";
       return 1;
@@ -92,6 +187,7 @@ int main(int argc, char** argv) {
   }
   ordered_json records = ordered_json::array();
   std::ostringstream md;
+  if (multicore == "only") return MergeMulticore(out_dir, *hd, opt, only);
   md << "# Blocking (issue 16): Table 4 layers on DianNao (IB 2 KB, KB 32 KB, OB 2 KB, DRAM; 16-bit)\n\n"
      << "Machine: " << sramplan::bench::Machine() << "; load " << sramplan::bench::LoadAverage() << "; exact search "
      << opt.threads << " threads, limit " << opt.time_limit_s << " s, at most " << opt.max_loops_per_dim
@@ -187,6 +283,7 @@ int main(int argc, char** argv) {
       }
     }
   }
+  if (multicore != "0") Multicore(*hd, opt, only, &records, &md);
   md << "\nStrings (innermost loop first) are in blocking.json.\n";
   ordered_json doc = {{"benchmark", "blocking"},
                       {"machine", sramplan::bench::Machine()},

@@ -80,5 +80,29 @@ TEST(BlockCli, BadInputNamesTheField) {
   EXPECT_NE(bad_string.err.find("X:3"), std::string::npos) << bad_string.all();
 }
 
+TEST(BlockCli, MulticoreKAndXY) {
+  std::string json = WriteTempFile("block_mc.json", "");
+  CliRun r = Cli("block --target diannao --dims X=8,Y=8,C=8,K=8,Fw=3,Fh=3 --cores 2 --time-limit 300 --json " + json);
+  ASSERT_EQ(r.rc, 0) << r.all();
+  EXPECT_NE(r.out.find("2 cores on diannao"), std::string::npos) << r.out;
+  std::ifstream in(json);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  auto doc = nlohmann::json::parse(ss.str());
+  ASSERT_EQ(doc["layers"].size(), 2u);
+  EXPECT_EQ(doc["layers"][0]["partition"], "K");
+  EXPECT_EQ(doc["layers"][0]["shared"], "input");
+  EXPECT_EQ(doc["layers"][1]["partition"], "XY");
+  EXPECT_EQ(doc["layers"][1]["shared"], "kernel");
+  for (const auto& l : doc["layers"]) {
+    EXPECT_TRUE(l["proved_optimal"].get<bool>());
+    EXPECT_NEAR(l["energy_pj"].get<double>(), l["private_pj"].get<double>() + l["broadcast_pj"].get<double>() +
+                                                  l["mac_pj"].get<double>(), 1e-6 * l["energy_pj"].get<double>());
+  }
+  CliRun bad = Cli("block --target diannao --dims X=6,Y=6,C=8,K=6,Fw=3,Fh=3 --cores 4 --partition K");
+  EXPECT_EQ(bad.rc, 1) << bad.all();
+  EXPECT_NE(bad.err.find("K = 6"), std::string::npos) << bad.err;
+}
+
 }  // namespace
 }  // namespace sramplan::testing

@@ -9,6 +9,7 @@
 
 #include "blocking/hierarchy.h"
 #include "blocking/model.h"
+#include "blocking/multicore.h"
 #include "blocking/optimizer.h"
 #include "blocking/schedules.h"
 #include "cli_checks.h"
@@ -34,6 +35,8 @@ struct BlockFlags {
   int threads = 2;
   int max_splits = 2;
   int64_t batch = 1;
+  int cores = 0;  // > 0: multi-core K / XY partitioning
+  std::string partition = "both";
 };
 
 BlockFlags& Flags() {
@@ -220,6 +223,59 @@ void PrintOne(const Outcome& o, const bl::Hierarchy& h) {
             << Num(o.eval.operand_pj[2] / 1e6) << ") + MAC " << Num(o.eval.mac_pj / 1e6) << " uJ\n";
 }
 
+// --cores N: K and/or XY partitioning of each layer across N cores (blocking/multicore.h).
+StatusOr<bl::MulticoreResult> MulticoreOne(const bl::Layer& l, const bl::Hierarchy& h, const BlockFlags& f, bl::Partition p) {
+  bl::MulticoreOptions mo;
+  mo.cores = f.cores;
+  mo.partition = p;
+  if (f.method == "string") {
+    SP_ASSIGN_OR_RETURN(bl::Layer sub, bl::PartitionLayer(l, f.cores, p, nullptr));
+    SP_ASSIGN_OR_RETURN(bl::BlockingString s, bl::ParseBlockingString(f.string, sub));
+    return bl::EvaluateMulticore(l, h, s, mo);
+  }
+  bl::SearchOptions opt;
+  opt.time_limit_s = f.time_limit_s;
+  opt.threads = f.threads;
+  opt.max_loops_per_dim = f.max_splits;
+  return bl::MulticoreSearch(l, h, mo, opt, f.method == "exact");
+}
+
+int RunMulticore(const std::vector<bl::Layer>& layers, const bl::Hierarchy& h, const BlockFlags& f) {
+  if (f.method == "default") return Fail(InvalidArgument("--cores works with --method exact, heuristic or string, not default"));
+  std::vector<bl::Partition> parts;
+  if (f.partition != "XY") parts.push_back(bl::Partition::kK);
+  if (f.partition != "K") parts.push_back(bl::Partition::kXY);
+  nlohmann::ordered_json doc = {{"schema", "sramplan-block-multicore/1"}, {"hierarchy", h.name}, {"cores", f.cores},
+                                {"method", f.method}, {"layers", nlohmann::ordered_json::array()}};
+  std::printf("%d cores on %s (on-chip levels private per core, off-chip shared), method %s\n", f.cores, h.name.c_str(),
+              f.method.c_str());
+  std::printf("  %-10s %-4s %-5s %-36s %12s %12s %12s %12s %12s\n", "layer", "part", "split", "per-core string", "bcast words",
+              "private uJ", "bcast uJ", "MAC uJ", "total uJ");
+  for (const bl::Layer& l : layers) {
+    if (Status st = bl::ValidateLayer(l); !st.ok()) return Fail(st);
+    for (bl::Partition p : parts) {
+      StatusOr<bl::MulticoreResult> r = MulticoreOne(l, h, f, p);
+      if (!r.ok()) return Fail(r.status());
+      std::printf("  %-10s %-4s %-5s %-36s %12lld %12.3f %12.3f %12.3f %12.3f\n", l.name.c_str(), bl::PartitionName(p),
+                  bl::DimName(r->split), bl::ToString(r->string).c_str(), static_cast<long long>(r->broadcast_words),
+                  r->private_pj / 1e6, r->broadcast_pj / 1e6, r->mac_pj / 1e6, r->total_pj / 1e6);
+      doc["layers"].push_back({{"layer", l.name}, {"partition", bl::PartitionName(p)}, {"split", bl::DimName(r->split)},
+                               {"string", bl::ToString(r->string)}, {"shared", bl::OperandName(r->shared)},
+                               {"broadcast_words", r->broadcast_words}, {"broadcast_pj_per_word", r->broadcast_pj_per_word},
+                               {"private_pj", r->private_pj}, {"broadcast_pj", r->broadcast_pj},
+                               {"memory_pj", r->memory_pj}, {"mac_pj", r->mac_pj}, {"energy_pj", r->total_pj},
+                               {"core_energy_pj", r->core.total_pj}, {"onchip_bytes", r->onchip_bytes},
+                               {"search_s", r->search_s}, {"proved_optimal", r->proved_optimal}});
+    }
+  }
+  if (!f.json.empty()) {
+    std::ofstream out(f.json, std::ios::binary);
+    out << doc.dump(1) << "\n";
+    if (!out) return Fail(InvalidArgument("--json: cannot write '" + f.json + "'"));
+  }
+  return 0;
+}
+
 }  // namespace
 
 CLI::App* AddBlockCommand(CLI::App* app) {
@@ -239,6 +295,8 @@ CLI::App* AddBlockCommand(CLI::App* app) {
   cmd->add_option("--threads", f.threads, "threads of the exact search (default 2)")->check(CLI::Range(1, 256));
   cmd->add_option("--max-splits", f.max_splits, "loops per dimension in the searched strings (default 2)")->check(CLI::Range(1, 4));
   cmd->add_option("--batch", f.batch, "with a model: bind the symbolic batch dimension (default 1)")->check(CLI::Range(int64_t{1}, int64_t{1} << 20));
+  cmd->add_option("--cores", f.cores, "partition each layer across N cores (K and XY, paper Sec. 3.3)")->check(CLI::Range(1, 4096));
+  cmd->add_option("--partition", f.partition, "with --cores: K, XY or both (default)")->check(CLI::IsMember({"K", "XY", "both"}));
   return cmd;
 }
 
@@ -263,6 +321,7 @@ int RunBlockCommand(int verbosity) {
     if (!ls.ok()) return Fail(ls.status());
     layers = *ls;
   }
+  if (f.cores > 0) return RunMulticore(layers, *h, f);
   nlohmann::ordered_json doc = {{"schema", "sramplan-block/1"}, {"hierarchy", h->name}, {"layers", nlohmann::ordered_json::array()}};
   double total = 0;
   for (const bl::Layer& l : layers) {
