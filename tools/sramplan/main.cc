@@ -30,6 +30,7 @@
 #include "codegen_cmd.h"
 #include "tflite_cmd.h"
 #include "modules_cmd.h"
+#include "block_cmd.h"
 
 namespace sp = sramplan;
 
@@ -630,12 +631,13 @@ int main(int argc, char** argv) {
   auto* check = app.add_subcommand("check-plan", "run the independent verifier on a plan JSON file");
   auto* codegen = sp::cli::AddCodegenCommand(&app);
   auto* modules = sp::cli::AddModulesCommand(&app);
+  auto* block = sp::cli::AddBlockCommand(&app);
   check->add_option("plan", plan_file,
                     "plan.json written by sramplan plan --json (one plan, or the several of --strategy all: "
                     "each is checked; exit 3 if any is invalid, else 2 if any does not fit)")
       ->required();
 
-  for (auto* sub : {targets, inspect, plan, verify, place, check, codegen, strategies, modules}) {
+  for (auto* sub : {targets, inspect, plan, verify, place, check, codegen, strategies, modules, block}) {
     sub->add_flag("-q,--quiet", quiet, "print only results");
     sub->add_flag("-v,--verbose", verbose, "print progress and timings to stderr");
   }
@@ -643,11 +645,11 @@ int main(int argc, char** argv) {
   if (argc >= 2 && argv[1][0] != '-') {
     std::string cmd = argv[1];
     bool known = false;
-    for (auto* sub : {targets, inspect, plan, verify, place, check, codegen, strategies, modules})
+    for (auto* sub : {targets, inspect, plan, verify, place, check, codegen, strategies, modules, block})
       known = known || sub->get_name() == cmd;
     if (!known) {
       std::cerr << "error: unknown command '" << cmd << "'; commands: targets, strategies, inspect, plan, verify, place, check-plan, "
-                << "codegen, modules "
+                << "codegen, modules, block "
                 << "(sramplan --help)\n";
       return 1;
     }
@@ -668,5 +670,6 @@ int main(int argc, char** argv) {
   if (*check) return CmdCheckPlan(plan_file);
   if (*codegen) return sp::cli::RunCodegenCommand(verbosity);
   if (*modules) return sp::cli::RunModulesCommand();
+  if (*block) return sp::cli::RunBlockCommand(verbosity);
   return 1;
 }

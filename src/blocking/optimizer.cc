@@ -1,0 +1,408 @@
+#include "blocking/optimizer.h"
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <limits>
+#include <mutex>
+#include <random>
+#include <thread>
+
+namespace sramplan::blocking {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+int Idx(Dim d) { return static_cast<int>(d); }
+bool XyClass(Dim d) { return d == Dim::kX || d == Dim::kY || d == Dim::kN; }
+
+double Seconds(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
+
+// Energy of moving a fill stream of `fills` tiles of `elems` words between a buffer in level
+// `child` and its parent holder in level `parent` (model.h's accounting).
+double StreamPj(const Hierarchy& h, Operand t, double fills, double elems, double tiles, int child, int parent) {
+  const Level& c = h.levels[child];
+  const Level& p = h.levels[parent];
+  double moved = fills * elems;
+  if (t != Operand::kOutput) return moved * (p.read_pj + c.write_pj);
+  double back_in = (fills - tiles) * elems;
+  return back_in * (p.read_pj + c.write_pj) + moved * (c.read_pj + p.write_pj);
+}
+
+// Where a search stands: the current prefix and the per-dimension state that the child rules need.
+struct Prefix {
+  BlockingString loops;
+  Extents cur = {1, 1, 1, 1, 1, 1, 1};
+  std::array<int, kNumDims> count{};
+};
+
+// The loops that may extend `p` (the space in optimizer.h).
+std::vector<Loop> Children(const Layer& layer, const Prefix& p, int max_per_dim) {
+  std::vector<Loop> out;
+  const Loop* last = p.loops.empty() ? nullptr : &p.loops.back();
+  for (Dim d : kAllDims) {
+    int64_t e = layer.extent(d), b = p.cur[Idx(d)];
+    if (b == e || p.count[Idx(d)] >= max_per_dim) continue;
+    if (last && last->dim == d) continue;
+    if (last && XyClass(last->dim) && XyClass(d) && Idx(d) < Idx(last->dim)) continue;
+    bool must_finish = p.count[Idx(d)] + 1 >= max_per_dim;
+    for (int64_t s : Divisors(e)) {
+      if (s <= b || s % b != 0) continue;
+      if (must_finish && s != e) continue;
+      out.push_back({d, s});
+    }
+  }
+  return out;
+}
+
+void Push(Prefix* p, const Loop& l) {
+  p->loops.push_back(l);
+  p->cur[Idx(l.dim)] = l.size;
+  ++p->count[Idx(l.dim)];
+}
+
+bool Complete(const Layer& layer, const Prefix& p) {
+  for (Dim d : kAllDims)
+    if (p.cur[Idx(d)] != layer.extent(d)) return false;
+  return true;
+}
+
+// The best full string so far, shared by the workers; ties are broken by the string's text.
+struct Incumbent {
+  std::mutex mu;
+  std::atomic<double> energy{std::numeric_limits<double>::infinity()};
+  BlockingString best;
+  std::string text;
+  Evaluation eval;
+  // Whether every string starting with the prefix `t` sorts after the best string's text.
+  bool Beyond(const std::string& t) {
+    std::lock_guard<std::mutex> lock(mu);
+    return !text.empty() && t > text && text.compare(0, t.size(), t) != 0;
+  }
+  void Offer(const BlockingString& s, const Evaluation& ev) {
+    if (ev.total_pj > energy.load()) return;
+    std::string t = ToString(s);
+    std::lock_guard<std::mutex> lock(mu);
+    if (ev.total_pj < energy.load() || (ev.total_pj == energy.load() && (text.empty() || t < text))) {
+      energy.store(ev.total_pj);
+      best = s;
+      text = t;
+      eval = ev;
+    }
+  }
+};
+
+Status CheckBackingFits(const Layer& layer, const Hierarchy& h) {
+  std::vector<int64_t> used(h.levels.size(), 0);
+  for (int t = 0; t < kNumOperands; ++t) used[h.Backing(static_cast<Operand>(t))] += layer.Size(static_cast<Operand>(t)) * h.word_bytes();
+  for (size_t i = 0; i < used.size(); ++i)
+    if (used[i] > h.levels[i].capacity_bytes)
+      return OutOfMemory("layer '" + layer.name + "': its tensors need " + std::to_string(used[i]) + " B in level '" +
+                         h.levels[i].name + "' (the last level holding them) but it has " +
+                         std::to_string(h.levels[i].capacity_bytes) + " B; add a larger backing level (e.g. DRAM)");
+  return Status::Ok();
+}
+
+struct ExactWorker {
+  const Layer& layer;
+  const Hierarchy& h;
+  const SearchOptions& opt;
+  Incumbent& inc;
+  Clock::time_point deadline;
+  std::atomic<bool>& timed_out;
+  std::atomic<int64_t>& nodes;
+  std::atomic<int64_t>& leaves;
+  int64_t local_nodes = 0;
+  void Dfs(Prefix& p) {
+    if (timed_out.load(std::memory_order_relaxed)) return;
+    if ((++local_nodes & 1023) == 0) {
+      nodes.fetch_add(1024, std::memory_order_relaxed);
+      if (Clock::now() > deadline) {
+        timed_out.store(true);
+        return;
+      }
+    }
+    if (Complete(layer, p)) {
+      leaves.fetch_add(1, std::memory_order_relaxed);
+      Evaluation ev = Evaluate(layer, h, p.loops);
+      if (ev.fits) inc.Offer(p.loops, ev);
+      return;
+    }
+    if (!p.loops.empty()) {
+      double lb = PrefixLowerBound(layer, h, p.loops), best = inc.energy.load();
+      if (lb > best * (1 + 1e-12)) return;
+      // A bound equal to the best can only tie, and ties go to the smaller text: drop the prefix
+      // when every completion's text is larger than the best's.
+      if (lb >= best * (1 - 1e-12) && inc.Beyond(ToString(p.loops))) return;
+    }
+    for (const Loop& l : Children(layer, p, opt.max_loops_per_dim)) {
+      Prefix q = p;
+      Push(&q, l);
+      Dfs(q);
+    }
+  }
+};
+
+}  // namespace
+
+std::vector<int64_t> Divisors(int64_t n) {
+  std::vector<int64_t> lo, hi;
+  for (int64_t i = 1; i * i <= n; ++i)
+    if (n % i == 0) {
+      lo.push_back(i);
+      if (i != n / i) hi.push_back(n / i);
+    }
+  lo.insert(lo.end(), hi.rbegin(), hi.rend());
+  return lo;
+}
+
+double PrefixLowerBound(const Layer& layer, const Hierarchy& h, const BlockingString& prefix) {
+  Packing pk = Pack(layer, h, prefix);
+  std::vector<Extents> blocks = CutBlocks(prefix);
+  const Extents& end = blocks.back();
+  double rprod = 1;
+  for (Dim d : kAllDims) rprod *= static_cast<double>(layer.extent(d) / end[Idx(d)]);
+  const double m = static_cast<double>(layer.Macs());
+  const int64_t wb = h.word_bytes();
+  double lb = m * h.mac_pj;
+  const int n = static_cast<int>(prefix.size());
+  for (int ti = 0; ti < kNumOperands; ++ti) {
+    Operand t = static_cast<Operand>(ti);
+    bool out = t == Operand::kOutput;
+    const std::vector<BufferUse>& ch = pk.chains[ti];
+    const int k = static_cast<int>(ch.size()) - 1;  // placed buffers before the backing store
+    const int back = h.Backing(t);
+    double size = static_cast<double>(layer.Size(t));
+    bool dense = t != Operand::kInput || (layer.stride_x == 1 && layer.stride_y == 1);
+    double compulsory = out ? size * h.levels[back].write_pj : dense ? size * h.levels[back].read_pj : 0;
+    // When data pass through an on-chip holder at level >= lo, the outermost one takes in every
+    // word once (input, kernel) or gives every word back once (output).
+    auto through = [&](int lo) {
+      if (!dense) return 0.0;
+      double e = std::numeric_limits<double>::infinity();
+      for (int l = lo; l < back; ++l)
+        if (h.levels[l].Holds(t)) e = std::min(e, out ? h.levels[l].read_pj : h.levels[l].write_pj);
+      return std::isfinite(e) ? size * e : 0.0;
+    };
+    // Levels below the backing store where a later buffer of t could still go: any later buffer
+    // holds at least the tile of the loops placed so far.
+    int64_t need = layer.Footprint(t, end) * wb;
+    std::vector<char> fits(h.levels.size(), 0);
+    if (!pk.exhausted[ti])
+      for (int l = pk.ptr[ti]; l < back; ++l) {
+        if (!h.levels[l].Holds(t)) continue;
+        int64_t avail = pk.free_bytes[l] + (k > 0 && ch[k - 1].level == l ? ch[k - 1].elems * wb : 0);
+        fits[l] = avail >= need;
+      }
+    auto mac_pj = [&](int l) { return m * (h.levels[l].read_pj + (out ? h.levels[l].write_pj : 0)); };
+    if (k == 0) {
+      double best = mac_pj(back);
+      for (int l = 0; l < back; ++l)
+        if (fits[l]) best = std::min(best, mac_pj(l) + compulsory + through(l));
+      lb += best;
+      continue;
+    }
+    lb += mac_pj(ch[0].level);
+    auto tiles = [&](const BufferUse& b) { return size / static_cast<double>(b.elems); };
+    for (int i = 0; i + 1 < k; ++i)
+      lb += StreamPj(h, t, static_cast<double>(ch[i].fills) * rprod, static_cast<double>(ch[i].elems), tiles(ch[i]),
+                     ch[i].level, ch[i + 1].level);
+    // The outermost placed buffer: if a later buffer may replace it in its own level, only the
+    // compulsory traffic is certain; otherwise its fills come from a level above it.
+    const BufferUse& last = ch[k - 1];
+    if (fits[last.level]) {
+      lb += compulsory + through(last.level);
+      continue;
+    }
+    bool closed = false;
+    for (int j = last.cut; j < n && !closed; ++j) closed = Indexes(prefix[j].dim, t);
+    double fills = static_cast<double>(last.fills) * rprod;
+    if (!closed) {
+      fills = 1;
+      for (Dim d : kAllDims)
+        if (Indexes(d, t)) fills *= static_cast<double>(layer.extent(d) / end[Idx(d)]);
+    }
+    double best = StreamPj(h, t, fills, static_cast<double>(last.elems), tiles(last), last.level, back);
+    for (int l = last.level + 1; l < back; ++l)
+      if (fits[l])
+        best = std::min(best, StreamPj(h, t, fills, static_cast<double>(last.elems), tiles(last), last.level, l) +
+                                  compulsory + through(l));
+    lb += best;
+  }
+  return lb;
+}
+
+StatusOr<SearchResult> ExactSearch(const Layer& layer, const Hierarchy& h, const SearchOptions& opt,
+                                   const BlockingString* incumbent) {
+  SP_RETURN_IF_ERROR(ValidateLayer(layer));
+  SP_RETURN_IF_ERROR(ValidateHierarchy(h));
+  SP_RETURN_IF_ERROR(CheckBackingFits(layer, h));
+  auto t0 = Clock::now();
+  Incumbent inc;
+  if (incumbent) {
+    Evaluation ev = Evaluate(layer, h, *incumbent);
+    if (ev.fits) inc.Offer(*incumbent, ev);
+  }
+  std::atomic<bool> timed_out{false};
+  std::atomic<int64_t> nodes{0}, leaves{0};
+  auto deadline = t0 + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(opt.time_limit_s));
+  Prefix root;
+  std::vector<Loop> first = Children(layer, root, opt.max_loops_per_dim);
+  std::atomic<size_t> next{0};
+  auto work = [&]() {
+    ExactWorker w{layer, h, opt, inc, deadline, timed_out, nodes, leaves};
+    for (size_t i; (i = next.fetch_add(1)) < first.size();) {
+      Prefix p;
+      Push(&p, first[i]);
+      w.Dfs(p);
+    }
+    nodes.fetch_add(w.local_nodes & 1023);
+  };
+  if (first.empty()) {  // a layer of one MAC: the empty string
+    Prefix p;
+    ExactWorker w{layer, h, opt, inc, deadline, timed_out, nodes, leaves};
+    w.Dfs(p);
+  } else {
+    std::vector<std::thread> pool;
+    for (int i = 1; i < std::max(1, opt.threads); ++i) pool.emplace_back(work);
+    work();
+    for (auto& th : pool) th.join();
+  }
+  SearchResult r;
+  r.search_s = Seconds(t0);
+  r.nodes = nodes.load();
+  r.leaves = leaves.load();
+  if (!std::isfinite(inc.energy.load()))
+    return OutOfMemory("layer '" + layer.name + "': no blocking string fits hierarchy '" + h.name + "'");
+  r.found = true;
+  r.best = inc.best;
+  r.eval = inc.eval;
+  r.proved_optimal = !timed_out.load();
+  return r;
+}
+
+namespace {
+
+// Cheapest of a few completions of `p` (each missing dimension as one full loop, in a handful of
+// orders); fills `best` with it. Returns infinity when none fits.
+double QuickComplete(const Layer& layer, const Hierarchy& h, const Prefix& p, BlockingString* best, Evaluation* ev) {
+  std::vector<Dim> rest;
+  for (Dim d : kAllDims)
+    if (p.cur[Idx(d)] != layer.extent(d)) rest.push_back(d);
+  double e = std::numeric_limits<double>::infinity();
+  size_t variants = std::max<size_t>(1, rest.size());
+  for (size_t v = 0; v < variants * 2; ++v) {
+    std::vector<Dim> order = rest;
+    if (!order.empty()) std::rotate(order.begin(), order.begin() + (v % variants), order.end());
+    if (v >= variants) std::reverse(order.begin(), order.end());
+    if (!order.empty() && !p.loops.empty() && p.loops.back().dim == order.front()) continue;
+    BlockingString s = p.loops;
+    for (Dim d : order) s.push_back({d, layer.extent(d)});
+    Evaluation x = Evaluate(layer, h, s);
+    if (x.fits && x.total_pj < e) {
+      e = x.total_pj;
+      *best = s;
+      *ev = x;
+    }
+  }
+  return e;
+}
+
+// A random neighbour of `p` (a size moved to a neighbouring divisor, or two adjacent loops
+// exchanged) that is still a valid prefix; false when the move failed.
+bool Perturb(const Layer& layer, const Prefix& p, int max_per_dim, std::mt19937_64& rng, Prefix* out) {
+  if (p.loops.empty()) return false;
+  BlockingString s = p.loops;
+  size_t i = rng() % s.size();
+  if (rng() % 2 == 0 && i + 1 < s.size()) {
+    std::swap(s[i], s[i + 1]);
+  } else {
+    std::vector<int64_t> dv = Divisors(layer.extent(s[i].dim));
+    size_t at = std::find(dv.begin(), dv.end(), s[i].size) - dv.begin();
+    size_t to = (rng() % 2 == 0) ? at + 1 : (at == 0 ? at : at - 1);
+    if (to >= dv.size() || to == at) return false;
+    s[i].size = dv[to];
+  }
+  Prefix q;
+  for (size_t j = 0; j < s.size(); ++j) {
+    const Loop& l = s[j];
+    if (l.size <= q.cur[Idx(l.dim)] || l.size % q.cur[Idx(l.dim)] != 0) return false;
+    if (j > 0 && s[j - 1].dim == l.dim) return false;
+    Push(&q, l);
+  }
+  for (Dim d : kAllDims)
+    if (q.count[Idx(d)] >= max_per_dim && q.cur[Idx(d)] != layer.extent(d)) return false;
+  *out = q;
+  return true;
+}
+
+}  // namespace
+
+StatusOr<SearchResult> HeuristicSearch(const Layer& layer, const Hierarchy& h, const SearchOptions& opt) {
+  SP_RETURN_IF_ERROR(ValidateLayer(layer));
+  SP_RETURN_IF_ERROR(ValidateHierarchy(h));
+  SP_RETURN_IF_ERROR(CheckBackingFits(layer, h));
+  auto t0 = Clock::now();
+  std::mt19937_64 rng(0x5eed);
+  SearchResult r;
+  double best_e = std::numeric_limits<double>::infinity();
+  std::string best_text;
+  auto offer = [&](const BlockingString& s, const Evaluation& ev) {
+    std::string t = ToString(s);
+    if (ev.total_pj < best_e || (ev.total_pj == best_e && t < best_text)) {
+      best_e = ev.total_pj;
+      best_text = t;
+      r.best = s;
+      r.eval = ev;
+      r.found = true;
+    }
+  };
+  std::vector<Prefix> beam(1);
+  while (!beam.empty()) {
+    struct Scored {
+      double e;
+      std::string text;
+      Prefix p;
+    };
+    std::vector<Scored> next;
+    std::vector<Prefix> cands;
+    for (const Prefix& p : beam) {
+      // The kept prefix and its random perturbations seed this step; each is extended by one loop.
+      std::vector<Prefix> seeds = {p};
+      for (int k = 0; k < opt.perturbations; ++k) {
+        Prefix q;
+        if (Perturb(layer, p, opt.max_loops_per_dim, rng, &q)) seeds.push_back(std::move(q));
+      }
+      for (const Prefix& sd : seeds)
+        for (const Loop& l : Children(layer, sd, opt.max_loops_per_dim)) {
+          Prefix q = sd;
+          Push(&q, l);
+          cands.push_back(std::move(q));
+        }
+    }
+    for (Prefix& q : cands) {
+      ++r.nodes;
+      BlockingString s;
+      Evaluation ev;
+      double e = QuickComplete(layer, h, q, &s, &ev);
+      r.leaves += 1;
+      if (!std::isfinite(e)) continue;
+      offer(s, ev);
+      if (!Complete(layer, q)) next.push_back({e, ToString(q.loops), std::move(q)});
+    }
+    std::sort(next.begin(), next.end(), [](const Scored& a, const Scored& b) {
+      return a.e != b.e ? a.e < b.e : a.text < b.text;
+    });
+    next.erase(std::unique(next.begin(), next.end(), [](const Scored& a, const Scored& b) { return a.text == b.text; }),
+               next.end());
+    if (static_cast<int>(next.size()) > opt.beam) next.resize(opt.beam);
+    beam.clear();
+    for (Scored& s : next) beam.push_back(std::move(s.p));
+  }
+  r.search_s = Seconds(t0);
+  if (!r.found) return OutOfMemory("layer '" + layer.name + "': no blocking string fits hierarchy '" + h.name + "'");
+  return r;
+}
+
+}  // namespace sramplan::blocking
