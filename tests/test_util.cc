@@ -75,7 +75,7 @@ CliRun Cli(const std::string& args) {
 }
 
 ir::Graph LoadNativeGraph(const std::string& text) {
-  auto g = import::ImportNativeJson(text, "test", {});
+  auto g = import::ImportModelBytes(text, "test.graph.json", {});
   EXPECT_TRUE(g.ok()) << g.status().message();
   return g.ok() ? std::move(g).value() : ir::Graph();
 }

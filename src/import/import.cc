@@ -1,5 +1,7 @@
 #include "import/import.h"
 
+#include "transform/canonicalize.h"
+
 #include <cctype>
 #include <cstdio>
 
@@ -72,6 +74,8 @@ StatusOr<ir::Graph> ImportModelBytes(const std::string& bytes, const std::string
     g = ImportOnnx(bytes, base, options);
   }
   if (!g.ok()) return g.status().WithContext("importing '" + path + "'");
+  // Only the Conv kernels apply a fused `activation`; elsewhere it becomes its own op.
+  SP_RETURN_IF_ERROR(transform::UnfuseActivations(&*g, nullptr).WithContext("importing '" + path + "'"));
   return g;
 }
 

@@ -97,6 +97,61 @@ Status UnshareBiases(ir::Graph* g, CanonicalizeReport* report) {
 }
 
 // ---------------------------------------------------------------------------------------------
+// UnfuseActivations
+
+Status UnfuseActivations(ir::Graph* g, int* count) {
+  int n = 0;
+  for (const ir::Op& op : g->ops()) {
+    if (op.type == "Conv" || !op.attrs.Has("activation")) continue;
+    const std::string act = op.attrs.GetString("activation", "none");
+    if (act != "none" && act != "relu" && act != "relu6")
+      return InvalidArgument("op '" + op.name + "' (" + op.type + ") has the activation '" + act +
+                             "'; give relu, relu6 or none");
+    if (act != "none" && op.outputs.size() != 1)
+      return InvalidArgument("op '" + op.name + "' (" + op.type + ") has a fused activation but " +
+                             std::to_string(op.outputs.size()) + " outputs; give it one output");
+    n += act != "none";
+  }
+  if (count) *count = n;
+  if (n == 0) return Status::Ok();
+  ir::Graph out;
+  out.name = g->name;
+  out.layout = g->layout;
+  for (const ir::Tensor& t : g->tensors()) out.AddTensor(t);  // same ids
+  for (const ir::Op& op : g->ops()) {
+    ir::Op n_op = op;
+    const std::string act = op.attrs.GetString("activation", "none");
+    if (op.type == "Conv" || act == "none") {
+      out.AddOp(std::move(n_op));
+      continue;
+    }
+    n_op.attrs = ir::Attributes();
+    for (const auto& [k, v] : op.attrs.values())
+      if (k != "activation") n_op.attrs.Set(k, v);
+    ir::Tensor pre = g->tensor(op.outputs[0]);
+    pre.name = pre.name + ".pre_activation";
+    for (int k = 2; out.FindTensor(pre.name); ++k) pre.name = g->tensor(op.outputs[0]).name + ".pre_activation" + std::to_string(k);
+    pre.kind = ir::TensorKind::kActivation;
+    pre.data.clear();
+    n_op.outputs = {out.AddTensor(std::move(pre))};
+    ir::Op a;
+    a.name = op.name + "/" + act;
+    a.type = act == "relu" ? "Relu" : "Clip";
+    if (act == "relu6") {
+      a.attrs.Set("min", 0.0);
+      a.attrs.Set("max", 6.0);
+    }
+    a.inputs = {n_op.outputs[0]};
+    a.outputs = {op.outputs[0]};
+    out.AddOp(std::move(n_op));
+    out.AddOp(std::move(a));
+  }
+  SP_RETURN_IF_ERROR(ir::VerifyGraph(out));
+  *g = std::move(out);
+  return Status::Ok();
+}
+
+// ---------------------------------------------------------------------------------------------
 // FoldActivations
 
 namespace {

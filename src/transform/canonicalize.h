@@ -44,6 +44,11 @@ struct CanonicalizeReport {
 };
 
 Status UnshareBiases(ir::Graph* g, CanonicalizeReport* report);
+// The importers' counterpart of FoldActivations, run on every imported model: an op other than Conv
+// with an `activation` attribute (TFLite's fused activation on ADD, MUL, SUB, pooling and
+// FULLY_CONNECTED; a native graph's) gets it as an explicit Relu / Clip(0, 6) op after it, since only
+// the Conv kernels apply the attribute. `count` (may be null) gets the number of ops split.
+Status UnfuseActivations(ir::Graph* g, int* count);
 Status FoldActivations(ir::Graph* g, CanonicalizeReport* report);
 Status ToChannelsLast(ir::Graph* g, CanonicalizeReport* report);
 // The passes above in that order, each as the options ask.

@@ -317,3 +317,46 @@ TEST(CanonicalizeTest, SharedBiasGetsACopyPerReader) {
 
 }  // namespace
 }  // namespace sramplan::transform
+
+namespace sramplan::transform {
+namespace {
+
+// A fused activation on an op whose kernels do not apply it (here an Add, as TFLite writes ADD with
+// RELU6) becomes its own Clip op at import, so every executor computes it.
+TEST(CanonicalizeTest, ImportUnfusesActivationsTheKernelsDoNotApply) {
+  ir::Graph g = LoadNativeGraph(R"({
+    "format": "sramplan-graph", "version": 1, "name": "add_relu6",
+    "tensors": [
+      {"name": "a", "shape": [1, 8], "kind": "input"}, {"name": "b", "shape": [1, 8], "kind": "constant"},
+      {"name": "y", "shape": [1, 8], "kind": "output"}
+    ],
+    "ops": [{"name": "add", "type": "Add", "inputs": ["a", "b"], "outputs": ["y"], "attrs": {"activation": "relu6"}}]
+  })");
+  ASSERT_EQ(g.num_ops(), 2);
+  EXPECT_EQ(g.op(ir::OpId(0)).type, "Add");
+  EXPECT_FALSE(g.op(ir::OpId(0)).attrs.Has("activation"));
+  EXPECT_EQ(g.op(ir::OpId(1)).type, "Clip");
+  EXPECT_EQ(g.op(ir::OpId(1)).attrs.GetFloat("max", 0), 6.0);
+  EXPECT_EQ(g.tensor(g.op(ir::OpId(1)).outputs[0]).name, "y");
+  // Every output is within [0, 6] on the float executor.
+  std::vector<uint8_t> x(32);
+  for (int i = 0; i < 8; ++i) {
+    const float v = static_cast<float>(i * 3 - 10);
+    std::memcpy(x.data() + 4 * i, &v, 4);
+  }
+  const auto out = sramplan::transform::Run(g, x);
+  ASSERT_EQ(out.size(), 1u);
+  for (int i = 0; i < 8; ++i) {
+    float v;
+    std::memcpy(&v, out[0].data() + 4 * i, 4);
+    EXPECT_GE(v, 0.0f);
+    EXPECT_LE(v, 6.0f);
+  }
+  int n = -1;
+  ir::Graph bad = g;
+  bad.op(ir::OpId(0)).attrs.Set("activation", std::string("tanh"));
+  EXPECT_FALSE(UnfuseActivations(&bad, &n).ok());
+}
+
+}  // namespace
+}  // namespace sramplan::transform
