@@ -279,19 +279,19 @@ void Searcher::EfficientS() {
   std::vector<int> next(n_ + 1, n_);
   f[n_] = 0;
   auto connected = [&](const std::vector<int>& g) {
-    std::vector<int> comp = {g[0]}, todo = {g[0]};
-    while (!todo.empty()) {
-      const int v = todo.back();
-      todo.pop_back();
+    std::vector<int> comp = {g[0]}, frontier = {g[0]};
+    while (!frontier.empty()) {
+      const int v = frontier.back();
+      frontier.pop_back();
       for (int u : adj_[v])
         if (std::binary_search(g.begin(), g.end(), u) && std::find(comp.begin(), comp.end(), u) == comp.end()) {
           comp.push_back(u);
-          todo.push_back(u);
+          frontier.push_back(u);
         }
       for (int u : fg_.vertices[v].preds)
         if (std::binary_search(g.begin(), g.end(), u) && std::find(comp.begin(), comp.end(), u) == comp.end()) {
           comp.push_back(u);
-          todo.push_back(u);
+          frontier.push_back(u);
         }
     }
     return comp.size() == g.size();
