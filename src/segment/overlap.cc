@@ -467,15 +467,23 @@ StatusOr<AffineKernel> InvertedBottleneckKernel(const BottleneckParams& b) {
       b.h * b.w * std::max({b.c_in, b.c_mid, b.c_out}) > kMaxBytes) {
     return KernelError(k, "sizes and strides must be positive");
   }
-  const int64_t pr = (b.r - 1) / 2, ps = (b.s - 1) / 2;
+  const int64_t pr = b.pad_top < 0 ? (b.r - 1) / 2 : b.pad_top;
+  const int64_t ps = b.pad_left < 0 ? (b.s - 1) / 2 : b.pad_left;
+  const int64_t pb = b.pad_bottom < 0 ? (b.r - 1) / 2 : b.pad_bottom;
+  const int64_t pe = b.pad_right < 0 ? (b.s - 1) / 2 : b.pad_right;
+  if (pr >= b.r || pb >= b.r || ps >= b.s || pe >= b.s) {
+    return KernelError(k, "the depthwise padding must be smaller than its kernel");
+  }
+  if (pr != (b.r - 1) / 2 || ps != (b.s - 1) / 2 || pb != (b.r - 1) / 2 || pe != (b.s - 1) / 2)
+    k.name += "_p" + std::to_string(pr) + std::to_string(ps) + std::to_string(pb) + std::to_string(pe);
   const int64_t h1 = (b.h + b.e_pad_top + b.e_pad_bottom - b.er) / b.stride1 + 1;
   const int64_t w1 = (b.w + b.e_pad_left + b.e_pad_right - b.es) / b.stride1 + 1;
   const bool pointwise = b.er == 1 && b.es == 1 && b.e_pad_top == 0 && b.e_pad_left == 0 &&
                          b.e_pad_bottom == 0 && b.e_pad_right == 0;
-  if (h1 + 2 * pr < b.r || w1 + 2 * ps < b.s) {
+  if (h1 + pr + pb < b.r || w1 + ps + pe < b.s) {
     return KernelError(k, "the depthwise kernel is larger than its padded input; do not fuse");
   }
-  const int64_t h2 = (h1 + 2 * pr - b.r) / b.stride2 + 1, w2 = (w1 + 2 * ps - b.s) / b.stride2 + 1;
+  const int64_t h2 = (h1 + pr + pb - b.r) / b.stride2 + 1, w2 = (w1 + ps + pe - b.s) / b.stride2 + 1;
   const int64_t h3 = CeilDiv(h2, b.stride3), w3 = CeilDiv(w2, b.stride3);
   if (b.residual && (!pointwise || b.stride1 != 1 || b.stride2 != 1 || b.stride3 != 1 || b.c_in != b.c_out ||
                      h3 != b.h || w3 != b.w)) {

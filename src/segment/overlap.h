@@ -162,7 +162,10 @@ StatusOr<AffineKernel> DepthwiseConvKernel(int64_t h, int64_t w, int64_t c, int6
 struct BottleneckParams {
   int64_t h = 0, w = 0;                    // input A: h x w x c_in
   int64_t c_in = 0, c_mid = 0, c_out = 0;  // pw1: c_in -> c_mid, dw: c_mid, pw2: c_mid -> c_out
-  int64_t r = 3, s = 3;                    // depthwise kernel; padding (r-1)/2, (s-1)/2 ("same")
+  int64_t r = 3, s = 3;                    // depthwise kernel
+  // The depthwise padding; -1: "same", (r-1)/2 resp. (s-1)/2. TFLite's SAME with stride 2 pads
+  // only the bottom and right (e.g. 0, 0, 1, 1), and PAD folded into the convolution likewise.
+  int64_t pad_top = -1, pad_left = -1, pad_bottom = -1, pad_right = -1;
   int64_t stride1 = 1, stride2 = 1, stride3 = 1;  // strides of pw1, dw, pw2 (the paper's Table 2)
   bool residual = true;  // E = D + A; requires all strides 1, c_in == c_out, a 1x1 expansion
   int64_t segment_bytes = 0;  // 0: min(c_in, c_out)
@@ -175,13 +178,13 @@ struct BottleneckParams {
 // (the paper's Eq. 2). Only A (input) and E (output) are in the pool; B (R*S pixels of c_mid), C and
 // D (one pixel each) live in a private workspace of R*S*c_mid + c_mid + c_out bytes (the paper's
 // "R*S + 2 segments"). Sizes: H1 = (h + e_pad_top + e_pad_bottom - er) / stride1 + 1 (= ceil(h /
-// stride1) for the 1x1 expansion); H2 = (H1 + 2*((r-1)/2) - r) / stride2 + 1;
+// stride1) for the 1x1 expansion); H2 = (H1 + pad_top + pad_bottom - r) / stride2 + 1;
 // H3 = ceil(H2 / stride3) (widths likewise); E is H3 x W3 x c_out.
 // Contract (steps in this order; time vectors [p, q, phase, r, s]):
 //   for p in [0, H3), for q in [0, W3):               // output pixel of E
 //     (p2, q2) = (p*stride3, q*stride3)               // the C/D pixel it needs
 //     phase 0, for r in [0, R), for s in [0, S):      // S1: pw1 on the dw window (recomputed)
-//       (h1, w1) = (p2*stride2 - pad_r + r, q2*stride2 - pad_s + s); skip if outside H1 x W1
+//       (h1, w1) = (p2*stride2 - pad_top + r, q2*stride2 - pad_left + s); skip if outside H1 x W1
 //       read the A pixels (h1*stride1 - e_pad_top + a, w1*stride1 - e_pad_left + b) of the
 //       expansion window inside the input (c_in bytes each; one pixel for 1x1);
 //       B[r][s] = expansion of them, in the workspace

@@ -201,5 +201,54 @@ TEST(Vmcu, WideWindowsRunPlainAndElementwiseOpsInPlace) {
   EXPECT_NE(r.Summary().find("121 taps"), std::string::npos) << r.Summary();
 }
 
+// MobileNet-V1's chain (stem conv, dw, pw, dw stride 2 with TFLite's SAME padding at the bottom and
+// right only, pw): the stem + dw + pw and the pw + dw + pw patterns overlap. The grouping with the
+// smallest largest step fuses pw + dw + pw, so the 24x24x16 map of the first pw never exists; the
+// strided depthwise with asymmetric padding is a segment kernel too. Runs bit-exact in its arena.
+TEST(Vmcu, MobilenetV1ChainFusesTheBetterAlignment) {
+  const std::string text = R"({
+    "format": "sramplan-graph", "version": 1, "name": "mnv1", "layout": "NHWC", "dtype": "int8",
+    "tensors": [
+      {"name": "x", "shape": [1, 48, 48, 1], "kind": "input"},
+      {"name": "w0", "shape": [8, 3, 3, 1], "kind": "constant"},
+      {"name": "a", "shape": [1, 24, 24, 8]},
+      {"name": "w1", "shape": [8, 3, 3, 1], "kind": "constant"},
+      {"name": "b", "shape": [1, 24, 24, 8]},
+      {"name": "w2", "shape": [16, 1, 1, 8], "kind": "constant"},
+      {"name": "c", "shape": [1, 24, 24, 16]},
+      {"name": "w3", "shape": [16, 3, 3, 1], "kind": "constant"},
+      {"name": "d", "shape": [1, 12, 12, 16]},
+      {"name": "w4", "shape": [32, 1, 1, 16], "kind": "constant"},
+      {"name": "y", "shape": [1, 12, 12, 32], "kind": "output"}
+    ],
+    "ops": [
+      {"name": "stem", "type": "Conv", "inputs": ["x", "w0"], "outputs": ["a"],
+       "attrs": {"kernel_shape": [3, 3], "strides": [2, 2], "pads": [0, 0, 1, 1]}},
+      {"name": "dw1", "type": "Conv", "inputs": ["a", "w1"], "outputs": ["b"],
+       "attrs": {"kernel_shape": [3, 3], "group": 8, "pads": [1, 1, 1, 1]}},
+      {"name": "pw1", "type": "Conv", "inputs": ["b", "w2"], "outputs": ["c"], "attrs": {"kernel_shape": [1, 1]}},
+      {"name": "dw2", "type": "Conv", "inputs": ["c", "w3"], "outputs": ["d"],
+       "attrs": {"kernel_shape": [3, 3], "group": 16, "strides": [2, 2], "pads": [0, 0, 1, 1]}},
+      {"name": "pw2", "type": "Conv", "inputs": ["d", "w4"], "outputs": ["y"], "attrs": {"kernel_shape": [1, 1]}}
+    ]
+  })";
+  ir::Graph g = testing::LoadNativeGraph(text);
+  plan::Plan v = Plan(g, "vmcu");
+  EXPECT_TRUE(plan::VerifyPlan(v).ok()) << plan::VerifyPlan(v).Summary();
+  ASSERT_EQ(v.steps.size(), 3u);  // stem, dw1, then pw1 + dw2 + pw2 fused
+  EXPECT_EQ(v.steps[0].ops.size(), 1u);
+  EXPECT_EQ(v.steps[1].ops.size(), 1u);
+  EXPECT_EQ(v.steps[2].ops.size(), 3u);
+  EXPECT_EQ(v.steps[2].ops[0].name, "pw1");
+  for (const auto& b : v.buffers) EXPECT_NE(b.tensor, "c") << "the 24x24x16 map must never be stored";
+  // Below the largest single layer (pw1: 4,608 + 9,216 B) and below TinyEngine.
+  EXPECT_LT(v.metrics.arena_bytes, 24 * 24 * 8 + 24 * 24 * 16);
+  EXPECT_LT(v.metrics.arena_bytes, Plan(g, "tinyengine").metrics.arena_bytes);
+  auto run = testing::Cli("verify " + testing::WriteTempFile("mnv1.graph.json", text) +
+                          " --target stm32f411re --strategy vmcu");
+  EXPECT_EQ(run.rc, 0) << run.all();
+  EXPECT_NE(run.out.find("outputs bit-identical"), std::string::npos) << run.all();
+}
+
 }  // namespace
 }  // namespace sramplan::driver

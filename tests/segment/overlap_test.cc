@@ -71,10 +71,13 @@ std::vector<TraceStep> ConvTrace(const Conv2DParams& p, int64_t seg) {
 // The fused bottleneck at pool level: per output pixel, the pw1 reads of the dw window taps (phase
 // 0), then the residual read and the write of E (phase 3).
 std::vector<TraceStep> BottleneckTrace(const BottleneckParams& b, int64_t seg) {
-  const int64_t pr = (b.r - 1) / 2, ps = (b.s - 1) / 2;
+  const int64_t pr = b.pad_top < 0 ? (b.r - 1) / 2 : b.pad_top;
+  const int64_t ps = b.pad_left < 0 ? (b.s - 1) / 2 : b.pad_left;
+  const int64_t pb = b.pad_bottom < 0 ? (b.r - 1) / 2 : b.pad_bottom;
+  const int64_t pe = b.pad_right < 0 ? (b.s - 1) / 2 : b.pad_right;
   const int64_t h1 = (b.h + b.e_pad_top + b.e_pad_bottom - b.er) / b.stride1 + 1;
   const int64_t w1 = (b.w + b.e_pad_left + b.e_pad_right - b.es) / b.stride1 + 1;
-  const int64_t h2 = (h1 + 2 * pr - b.r) / b.stride2 + 1, w2 = (w1 + 2 * ps - b.s) / b.stride2 + 1;
+  const int64_t h2 = (h1 + pr + pb - b.r) / b.stride2 + 1, w2 = (w1 + ps + pe - b.s) / b.stride2 + 1;
   const int64_t h3 = (h2 + b.stride3 - 1) / b.stride3, w3 = (w2 + b.stride3 - 1) / b.stride3;
   std::vector<TraceStep> t;
   for (int64_t p = 0; p < h3; ++p) {
@@ -388,6 +391,40 @@ TEST(BottleneckTest, ConvExpansionMatchesBruteForce) {
   b.c_out = b.c_in;
   b.e_pad_top = b.e_pad_left = b.e_pad_bottom = b.e_pad_right = 1;
   b.residual = true;
+  EXPECT_FALSE(InvertedBottleneckKernel(b).ok());
+}
+
+// TFLite's SAME padding at stride 2 pads only the bottom and right (and a folded PAD may pad any
+// side): every padding of a 3x3 and a 5x5 depthwise below the kernel, stride 1 and 2, matches the
+// brute-force trace; padding as large as the kernel is refused.
+TEST(BottleneckTest, AsymmetricDepthwisePaddingMatchesBruteForce) {
+  BottleneckParams b;
+  b.h = b.w = 10;
+  b.c_in = 8;
+  b.c_mid = 24;
+  b.c_out = 16;
+  b.residual = false;
+  int checked = 0;
+  for (int64_t r : {3, 5})
+    for (int64_t s2 = 1; s2 <= 2; ++s2)
+      for (int64_t top = 0; top < r; top += 2)
+        for (int64_t bottom = 0; bottom < r; ++bottom) {
+          b.r = b.s = r;
+          b.stride2 = s2;
+          b.pad_top = top;
+          b.pad_left = bottom;  // the width gets the transposed padding
+          b.pad_bottom = bottom;
+          b.pad_right = top;
+          StatusOr<AffineKernel> k = InvertedBottleneckKernel(b);
+          ASSERT_TRUE(k.ok()) << k.status().message();
+          const int64_t h2 = (10 + top + bottom - r) / s2 + 1, w2 = (10 + bottom + top - r) / s2 + 1;
+          EXPECT_EQ(k->out_bytes, h2 * w2 * 16);
+          ExpectMatchesBruteForce(*k, BottleneckTrace(b, k->segment_bytes));
+          ++checked;
+        }
+  EXPECT_EQ(checked, 2 * (2 * 3 + 3 * 5));
+  b.r = b.s = 3;
+  b.pad_bottom = 3;
   EXPECT_FALSE(InvertedBottleneckKernel(b).ok());
 }
 

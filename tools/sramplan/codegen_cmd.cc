@@ -31,6 +31,7 @@ struct CodegenFlags {
   bool no_circular = false;
   bool allow_unknown = false;
   bool canonicalize = false;
+  bool fold_pad = false;
   std::string input_shape;
 };
 
@@ -87,6 +88,8 @@ CLI::App* AddCodegenCommand(CLI::App* app) {
   cmd->add_flag("--canonicalize", f.canonicalize,
                 "fold Relu/Clip(0,6) into their Conv and make an NCHW graph channels-last (NHWC) first; the "
                 "firmware then takes NHWC input");
+  cmd->add_flag("--fold-pad", f.fold_pad,
+                ".tflite: fold a spatial PAD that only feeds convolutions into their padding (as `plan`)");
   cmd->add_option("--segment-bytes", f.segment_bytes, "vmcu: bytes per segment (default 0: the paper's rule)")
       ->check(kByteCount);
   cmd->add_flag("--no-circular-pool", f.no_circular, "vmcu: a linear layout only (no wrap-around)");
@@ -104,6 +107,7 @@ int RunCodegenCommand(int verbosity) {
   import::ImportOptions io;
   io.batch = f.batch;
   io.allow_unknown_ops = f.allow_unknown;
+  io.fold_pad = f.fold_pad;
   auto dims = ParseDims(f.input_shape, "--input-shape");
   if (!dims.ok()) return Fail(dims.status());
   io.input_shape = *dims;

@@ -314,6 +314,20 @@ int CmdPlan(const ModelFlags& f, const PlanFlags& pf) {
     auto report = sp::cli::TflmArenaReport(f.model, kernels);
     if (!report.ok()) return Fail(report.status());
     std::cout << *report;
+    if (!f.fold_pad && verbosity >= 1) {  // the vmcu patterns and segment kernels see through a folded PAD
+      int pads = 0;
+      for (const auto& op : g->ops()) {
+        if (op.type != "Pad" || op.outputs.empty()) continue;
+        const auto& readers = g->tensor(op.outputs[0]).consumers;
+        bool convs = !readers.empty();
+        for (auto r : readers) convs = convs && g->op(r).type == "Conv" && g->op(r).inputs[0] == op.outputs[0];
+        pads += convs ? 1 : 0;
+      }
+      if (pads > 0)
+        std::cout << "hint: " << pads << " PAD op" << (pads == 1 ? "" : "s")
+                  << " feed only convolutions; --fold-pad makes them the convolutions' padding (TFLM keeps "
+                     "them), so vmcu can fuse across them and the padded copies are never stored\n";
+    }
     if (!pf.tflite_out.empty()) {
       if (plans.size() != 1) return Fail(sp::InvalidArgument("--tflite-out needs one --strategy, not 'all'"));
       auto wrote = sp::cli::WriteTfliteWithPlan(f.model, pf.tflite_out, *g, plans[0], kernels);
