@@ -5,14 +5,16 @@
 //     of off-chip feature-map transfers) for Inception-V3 (299x299) and GoogLeNet at 1024 KB, and
 //     per NAS graph (totals);
 //  2. a memory sweep 256 KB .. 4 MB side by side on the same model and budget: layerwise,
-//     modulebuf, modulebuf-reorder, COSMA's baselines (belady, greedy), COSMA's joint ILP (cosma)
-//     and the combination (modulebuf-cosma).
+//     modulebuf, modulebuf-reorder, COSMA's baselines (belady, greedy), COSMA's joint ILP (cosma),
+//     the combination (modulebuf-cosma) and Optimus's DAG fusion (optimus: fused groups executed
+//     tile by tile through the on-chip buffer; on the NAS graphs only with --optimus-nas, its search
+//     takes minutes there).
 // Every plan passed the independent verifier (RunStrategy's last pass). Feature-map and weight
 // bytes are counted from each plan alike: its transfers plus every operand an op reads or writes
 // in DRAM (the verifier's and the executor's rule).
 // Writes bench/results/modulebuf.{json,md}.
 //
-// Usage: bench_modulebuf [--out DIR] [--time-limit S] [--nas-time-limit S] [--quick]
+// Usage: bench_modulebuf [--out DIR] [--time-limit S] [--nas-time-limit S] [--quick] [--optimus-nas]
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -59,7 +61,40 @@ Traffic Measure(const sp::plan::Plan& p) {
     t.fm += tr.bytes;
     ++(tr.kind == "load" || tr.kind == "reload" ? t.fm_reads : t.fm_writes);
   }
-  for (const auto& st : p.steps)
+  for (const auto& st : p.steps) {
+    if (st.kind == sp::plan::StepKind::kFusedTiled) {
+      // Optimus's group (plan.h TiledGroup): its inputs read and outputs written once, its
+      // parameters once when resident, else once per strip; nothing in between leaves the chip.
+      const sp::plan::TiledGroup& tg = st.tiled;
+      std::set<std::string> made;
+      int64_t params = 0;
+      for (const auto& op : st.ops)
+        for (const auto& o : op.outputs) made.insert(o);
+      std::set<std::string> ins, outs;
+      for (const auto& op : st.ops) {
+        for (const auto& in : op.inputs) {
+          if (!tens.count(in) || made.count(in)) continue;
+          if (tens[in]->kind == "constant") params += tens[in]->bytes;
+          else ins.insert(in);
+        }
+        for (const auto& o : op.outputs)
+          if (tens.count(o) && tens[o]->kind != "scratch") outs.insert(o);
+      }
+      const int64_t w = tg.params_resident ? params : params * tg.tiles;
+      t.weights += w;
+      t.fm += tg.dram_read_bytes + tg.dram_write_bytes - w;
+      t.fm_reads += static_cast<int>(ins.size());
+      // Outputs read by a later group or the graph's output go to DRAM.
+      for (const auto& o : outs) {
+        bool external = tens[o]->kind == "output";
+        for (const auto& st2 : p.steps)
+          if (st2.index != st.index)
+            for (const auto& op2 : st2.ops)
+              external = external || std::find(op2.inputs.begin(), op2.inputs.end(), o) != op2.inputs.end();
+        t.fm_writes += external ? 1 : 0;
+      }
+      continue;
+    }
     for (const auto& op : st.ops)
       for (int io = 0; io < 2; ++io) {
         if (io == 1 && sp::ir::IsViewOp(op.type)) continue;
@@ -81,6 +116,7 @@ Traffic Measure(const sp::plan::Plan& p) {
           }
         }
       }
+  }
   return t;
 }
 
@@ -177,6 +213,7 @@ void ModuleTable(const std::string& model, const Traffic& naive, const Traffic& 
 // Memory sweep of one model: every method on the same model and budget, and where COSMA wins.
 void Sweep(const std::string& name, bool is_nas, const sp::ir::Graph& g0, const sp::target::Target& base,
            const std::vector<int64_t>& budgets, const std::vector<std::string>& methods, double tl, bool quick,
+           bool optimus_nas,
            std::ostringstream& sweep, std::ostringstream& wins, nlohmann::ordered_json& js) {
   struct {
     std::string name;
@@ -207,6 +244,10 @@ void Sweep(const std::string& name, bool is_nas, const sp::ir::Graph& g0, const 
     const sp::target::Target t = TargetWith(base, b);
     for (const std::string& method : methods) {
       if (m.nas && quick && method == "cosma") continue;
+      if (m.nas && !optimus_nas && method == "optimus") {
+        cells[method].push_back("not run");
+        continue;
+      }
       Traffic r = Run(*g, t, method, tl);
       nlohmann::ordered_json rec = {{"model", m.name}, {"method", method}, {"budget_bytes", b}};
       if (r.ok) {
@@ -233,16 +274,22 @@ void Sweep(const std::string& name, bool is_nas, const sp::ir::Graph& g0, const 
     sweep << "\n";
   }
   sweep << "\n";
-  // Where COSMA's ILP moves fewer feature-map bytes than module buffering on the same budget.
+  // Where COSMA's ILP or Optimus's fusion moves fewer feature-map bytes than module buffering on
+  // the same budget (weights beside: Optimus re-reads a group's parameters per strip when they do
+  // not stay on chip).
   for (const auto& rec : js["records"]) {
-    if (rec["model"] != m.name || rec["method"] != "cosma" || !rec.contains("fm_dram_bytes")) continue;
+    if (rec["model"] != m.name || (rec["method"] != "cosma" && rec["method"] != "optimus") ||
+        !rec.contains("fm_dram_bytes"))
+      continue;
     for (const auto& other : js["records"])
       if (other["model"] == m.name && other["method"] == "modulebuf-reorder" &&
           other["budget_bytes"] == rec["budget_bytes"] && other.contains("fm_dram_bytes") &&
           other["fm_dram_bytes"].get<int64_t>() > rec["fm_dram_bytes"].get<int64_t>())
-        wins << "- " << m.name << " at " << Kb(rec["budget_bytes"].get<int64_t>()) << " KB: cosma "
-             << Kb(rec["fm_dram_bytes"].get<int64_t>()) << " KB vs modulebuf-reorder "
-             << Kb(other["fm_dram_bytes"].get<int64_t>()) << " KB\n";
+        wins << "- " << m.name << " at " << Kb(rec["budget_bytes"].get<int64_t>()) << " KB: "
+             << rec["method"].get<std::string>() << " " << Kb(rec["fm_dram_bytes"].get<int64_t>())
+             << " KB (weights " << Kb(rec["weight_dram_bytes"].get<int64_t>()) << " KB) vs modulebuf-reorder "
+             << Kb(other["fm_dram_bytes"].get<int64_t>()) << " KB (weights "
+             << Kb(other["weight_dram_bytes"].get<int64_t>()) << " KB)\n";
   }
 }
 
@@ -252,15 +299,16 @@ int main(int argc, char** argv) {
   std::string root = SRAMPLAN_SOURCE_DIR;
   std::string out_dir = root + "/bench/results";
   double time_limit = 10, nas_time_limit = 5;
-  bool quick = false;
+  bool quick = false, optimus_nas = false;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     if (a == "--out" && i + 1 < argc) out_dir = argv[++i];
     else if (a == "--time-limit" && i + 1 < argc) time_limit = std::stod(argv[++i]);
     else if (a == "--nas-time-limit" && i + 1 < argc) nas_time_limit = std::stod(argv[++i]);
     else if (a == "--quick") quick = true;
+    else if (a == "--optimus-nas") optimus_nas = true;
     else {
-      std::cerr << "usage: bench_modulebuf [--out DIR] [--time-limit S] [--nas-time-limit S] [--quick]\n";
+      std::cerr << "usage: bench_modulebuf [--out DIR] [--time-limit S] [--nas-time-limit S] [--quick] [--optimus-nas]\n";
       return 1;
     }
   }
@@ -284,7 +332,7 @@ int main(int argc, char** argv) {
       models.push_back({fs::path(p).filename().string().substr(0, fs::path(p).filename().string().size() - 11), p, true});
   const std::vector<int64_t> budgets = {256 << 10, 512 << 10, 1 << 20, 2 << 20, 3 << 20, 4 << 20};
   const std::vector<std::string> methods = {"layerwise", "modulebuf", "modulebuf-reorder", "belady",
-                                            "greedy",    "cosma",     "modulebuf-cosma"};
+                                            "greedy",    "cosma",     "modulebuf-cosma", "optimus"};
   nlohmann::ordered_json js;
   js["machine"] = sp::bench::Machine();
   js["load_average_at_start"] = sp::bench::LoadAverage();
@@ -316,7 +364,7 @@ int main(int argc, char** argv) {
       ModuleTable(m.name, naive, mb, re, tables, js);
     }
     std::cerr << m.name << ": table done\n";
-    Sweep(m.name, m.nas, *g, *base, budgets, methods, tl, quick, sweep, wins, js);
+    Sweep(m.name, m.nas, *g, *base, budgets, methods, tl, quick, optimus_nas, sweep, wins, js);
   }
   fs::create_directories(out_dir);
   std::ofstream(out_dir + "/modulebuf.json") << js.dump(1) << "\n";
@@ -338,7 +386,7 @@ int main(int argc, char** argv) {
         "cosma: joint ILP with a time limit of " << time_limit << " s (" << nas_time_limit << " s for NAS graphs). "
         "modulebuf-cosma keeps whichever of modulebuf-reorder and COSMA moves fewer bytes.\n\n"
      << sweep.str()
-     << "## Where COSMA beats module buffering\n\n"
+     << "## Where COSMA or Optimus beats module buffering\n\n"
      << (wins.str().empty() ? std::string("Nowhere in this run.\n") : wins.str())
      << "\nWhy: COSMA's ILP decides for the whole network at once which tensors to spill and where every tensor "
         "sits (exact addresses, only the bytes that must go are moved), while module buffering decides layer by "
@@ -351,7 +399,15 @@ int main(int argc, char** argv) {
         "op) COSMA has no plan at all because it cannot stream a layer; there module buffering is the only "
         "plan, and far below layer-wise. `modulebuf-cosma` takes the better of the two on each network and "
         "budget; the ILP stops at a wall-clock limit, so its result (and the combination's) can differ "
-        "slightly between runs.\n";
+        "slightly between runs.\n\n"
+        "Optimus (`optimus`, issue 14) runs on the same target and budget as its global buffer: a fused group "
+        "is executed strip by strip, so no feature map inside a group leaves the chip however large it is, and "
+        "only group inputs and outputs (and parameters, once per strip when they do not stay on chip) cross to "
+        "DRAM. It needs no module structure, so it also fuses the chains outside modules (the stem, the "
+        "reduction blocks) where module buffering streams whole layers. "
+     << (optimus_nas ? std::string("") : std::string("On the NAS graphs it was not run (`--optimus-nas`): its "
+                                                     "search takes minutes there. "))
+     << "\n";
   std::cerr << "wrote " << out_dir << "/modulebuf.{json,md}\n";
   return 0;
 }

@@ -4,8 +4,12 @@
 // (QEMU mps2-an386) ran for the models whose weights fit that board's 4 MB.
 // Writes bench/results/zoo_strategies.json and .md (or --out DIR).
 //
-//   bench_zoo_strategies [--models SUBSTR[,SUBSTR...]] [--target T] [--no-verify] [--no-firmware]
-//                        [--input-shape DIMS] [--out DIR]
+//   bench_zoo_strategies [--models SUBSTR[,SUBSTR...]] [--dir DIR]... [--target T] [--no-verify]
+//                        [--no-firmware] [--out DIR]
+//
+// --dir adds the .onnx, .graph.json and .tflite files of another directory (models that are not
+// bundled, e.g. `models/export_zoo.py --extra --out DIR`, or ../shared/reference/tflite); their rows
+// say "(not bundled)". .tflite models are imported with --fold-pad.
 //
 // The planning target defaults to sram:256MiB so that every model plans (the arena is what is
 // compared); verify and codegen run the CLI, as a user would.
@@ -32,6 +36,7 @@ namespace {
 
 struct Args {
   std::vector<std::string> filters;
+  std::vector<std::string> dirs;  // --dir: models that are not bundled
   std::string target = "sram:256MiB";
   bool verify = true, firmware = true;
   std::string out = std::string(SRAMPLAN_SOURCE_DIR) + "/bench/results";
@@ -56,6 +61,15 @@ std::vector<std::string> Models(const Args& a) {
       if (p.ends_with(".onnx") || p.ends_with(".graph.json")) all.push_back(p);
     }
   std::sort(all.begin(), all.end());
+  for (const auto& dir : a.dirs) {
+    std::vector<std::string> more;
+    for (const auto& e : fs::directory_iterator(dir)) {
+      const std::string p = e.path().string();
+      if (p.ends_with(".onnx") || p.ends_with(".graph.json") || p.ends_with(".tflite")) more.push_back(p);
+    }
+    std::sort(more.begin(), more.end());
+    all.insert(all.end(), more.begin(), more.end());
+  }
   std::vector<std::string> out;
   for (const auto& m : all) {
     bool keep = a.filters.empty();
@@ -67,15 +81,20 @@ std::vector<std::string> Models(const Args& a) {
 
 std::string Stem(const std::string& path) {
   std::string s = fs::path(path).filename().string();
-  for (const char* ext : {".graph.json", ".onnx"})
+  for (const char* ext : {".graph.json", ".onnx", ".tflite"})
     if (s.ends_with(ext)) s.resize(s.size() - std::string(ext).size());
   return s;
 }
 
+std::string FoldPad(const std::string& model) { return model.ends_with(".tflite") ? " --fold-pad" : ""; }
+
 // "ok", "mismatch: ..." or "error: ..." from `sramplan verify --strategy vmcu`.
 std::string Verify(const std::string& model) {
   std::string out;
-  const int rc = Sh(std::string(SRAMPLAN_CLI) + " verify '" + model + "' --canonicalize --target sram:256MiB --strategy vmcu -q", &out);
+  const int rc = Sh("timeout 1200 " + std::string(SRAMPLAN_CLI) + " verify '" + model + "'" + FoldPad(model) +
+                        " --canonicalize --target sram:256MiB --strategy vmcu -q",
+                    &out);
+  if (rc == 124) return "error: timed out after 1200 s";
   if (rc == 0) return "ok";
   std::string line = out.substr(0, out.find('\n'));
   return (rc == 3 ? "mismatch: " : "error: ") + line.substr(0, 160);
@@ -86,7 +105,8 @@ std::string Firmware(const std::string& model, int64_t weight_bytes, const std::
   if (weight_bytes > (int64_t{7} << 19)) return "skipped: weights " + std::to_string(weight_bytes) + " B > 3.5 MiB";
   std::string out;
   fs::remove_all(dir);
-  int rc = Sh(std::string(SRAMPLAN_CLI) + " codegen '" + model + "' --canonicalize --target mps2-an386 --strategy vmcu -q --out '" +
+  int rc = Sh(std::string(SRAMPLAN_CLI) + " codegen '" + model + "'" + FoldPad(model) +
+                  " --canonicalize --target mps2-an386 --strategy vmcu -q --out '" +
                   dir + "'",
               &out);
   if (rc != 0) return "codegen: " + out.substr(0, std::min<size_t>(out.find('\n'), 160));
@@ -111,6 +131,8 @@ int main(int argc, char** argv) {
     if (k == "--models") {
       std::stringstream ss(next());
       for (std::string f; std::getline(ss, f, ',');) a.filters.push_back(f);
+    } else if (k == "--dir") {
+      a.dirs.push_back(next());
     } else if (k == "--target") {
       a.target = next();
     } else if (k == "--out") {
@@ -120,7 +142,8 @@ int main(int argc, char** argv) {
     } else if (k == "--no-firmware") {
       a.firmware = false;
     } else {
-      std::cerr << "usage: bench_zoo_strategies [--models SUBSTR,...] [--target T] [--no-verify] [--no-firmware] [--out DIR]\n";
+      std::cerr << "usage: bench_zoo_strategies [--models SUBSTR,...] [--dir DIR]... [--target T] [--no-verify] "
+                   "[--no-firmware] [--out DIR]\n";
       return k == "--help" || k == "-h" ? 0 : 1;
     }
   }
@@ -134,7 +157,7 @@ int main(int argc, char** argv) {
     if (s.family == sp::driver::Family::kTensor || s.name == "vmcu") strategies.push_back(s.name);
   nlohmann::json records = nlohmann::json::array();
   std::ostringstream md;
-  md << "# Every bundled model under every tensor-level strategy and vmcu (int8, canonicalised)\n\n"
+  md << "# Every model (bundled, and those given with --dir) under every tensor-level strategy and vmcu (int8, canonicalised)\n\n"
      << "Machine: " << sp::bench::Machine() << "; load at start " << sp::bench::LoadAverage() << ".\n"
      << "Arena bytes on `" << a.target << "` after `--canonicalize`; verify = `sramplan verify --canonicalize "
      << "--strategy vmcu` (bit-exact in the planned arena); firmware = `sramplan codegen --canonicalize --target "
@@ -145,9 +168,12 @@ int main(int argc, char** argv) {
   md << "---:|---|---|\n";
   int vmcu_le_te = 0, cnns = 0;
   for (const auto& model : Models(a)) {
-    const std::string name = Stem(model);
+    const bool bundled = model.starts_with(std::string(SRAMPLAN_SOURCE_DIR) + "/models/");
+    const std::string name = Stem(model) + (bundled ? "" : " (not bundled)");
     std::cerr << name << "\n";
-    auto g = sp::import::ImportModel(model, {});
+    sp::import::ImportOptions io;
+    io.fold_pad = model.ends_with(".tflite");
+    auto g = sp::import::ImportModel(model, io);
     if (!g.ok()) {
       std::cerr << "  " << g.status().message() << "\n";
       continue;
@@ -158,7 +184,10 @@ int main(int argc, char** argv) {
       continue;
     }
     sp::ir::ApplyDtype(*g, sp::ir::DataType::kInt8);
-    nlohmann::json rec = {{"model", name}, {"target", a.target}, {"arena_bytes", nlohmann::json::object()}};
+    nlohmann::json rec = {{"model", Stem(model)},
+                          {"bundled", bundled},
+                          {"target", a.target},
+                          {"arena_bytes", nlohmann::json::object()}};
     int64_t weights = 0;
     for (const auto& t : g->tensors())
       if (t.kind == sp::ir::TensorKind::kConstant) weights += t.Bytes();

@@ -126,6 +126,14 @@ ZOO = collections.OrderedDict([
                       [(1, 3, 299, 299)], 0)),
 ])
 
+# Models that are not bundled (models/onnx): the "every method on every model" check runs them like
+# the bundled ones. Exported only with --extra (or by name with --only), e.g.
+#   /usr/bin/python3 models/export_zoo.py --extra --out /tmp/extra-onnx
+EXTRA = collections.OrderedDict(
+    (name, ("Extra", (lambda n=name: _tv(n)), [IMG], 0))
+    for name in ("mobilenet_v3_small", "mobilenet_v3_large", "mnasnet0_5", "mnasnet1_0", "efficientnet_b0",
+                 "shufflenet_v2_x0_5", "shufflenet_v2_x1_0", "regnet_x_400mf", "squeezenet1_1", "resnet34"))
+
 
 # ----------------------------------------------------------------------------------------------
 # Export and post-processing
@@ -908,12 +916,15 @@ def main():
     ap.add_argument("--only", nargs="+", metavar="NAME", help="export only these models")
     ap.add_argument("--static", action="store_true", help="always export with static batch 1")
     ap.add_argument("--list", action="store_true", help="list model keys and exit")
+    ap.add_argument("--extra", action="store_true",
+                    help="export the models that are not bundled (%s) instead of the bundled zoo" % ", ".join(EXTRA))
     a = ap.parse_args()
+    ZOO.update(EXTRA)
     if a.list:
         for k, v in ZOO.items():
             print("%-28s %-8s %s" % (k, v[0], v[2]))
         return 0
-    keys = a.only or list(ZOO.keys())
+    keys = a.only or [k for k, v in ZOO.items() if (v[0] == "Extra") == a.extra]
     bad = [k for k in keys if k not in ZOO]
     if bad:
         ap.error("unknown model(s): %s (known: %s)" % (", ".join(bad), ", ".join(ZOO)))
