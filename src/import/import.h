@@ -38,6 +38,11 @@ StatusOr<ir::Graph> ImportMcunetConfig(const std::string& text, const std::strin
 // quantisation parameters and dequantised constants (import/tflite_import.cc).
 StatusOr<ir::Graph> ImportTflite(const std::string& bytes, const std::string& name, const ImportOptions& options);
 
+// `g` as a native graph (docs/graph-format.md: format, layout, tensors with shape, kind, dtype and
+// quantisation, ops with attributes), which ImportNativeJson reads back into the same graph. Constant
+// payloads are not written (the file is the graph's structure; importers of it get seeded weights).
+std::string NativeGraphJson(const ir::Graph& g);
+
 // The ONNX operator types the importer maps (for --help and error messages).
 const std::vector<std::string>& SupportedOnnxOps();
 

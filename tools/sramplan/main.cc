@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
+#include <functional>
 #include <fstream>
 #include <iostream>
 #include <optional>
@@ -95,7 +96,10 @@ void AddModelFlags(CLI::App* cmd, ModelFlags* f) {
                 "never made; TFLM itself keeps it)");
 }
 
-sp::StatusOr<sp::ir::Graph> LoadModel(const ModelFlags& f) {
+// Called with the graph after each of the CLI's graph passes: "import", then "canonicalize".
+using GraphHook = std::function<sp::Status(const std::string& stage, const sp::ir::Graph& g)>;
+
+sp::StatusOr<sp::ir::Graph> LoadModel(const ModelFlags& f, const GraphHook& hook = nullptr) {
   sp::import::ImportOptions opts;
   opts.batch = f.batch;
   opts.allow_unknown_ops = f.allow_unknown;
@@ -103,9 +107,11 @@ sp::StatusOr<sp::ir::Graph> LoadModel(const ModelFlags& f) {
   opts.fold_pad = f.fold_pad;
   auto t0 = std::chrono::steady_clock::now();
   SP_ASSIGN_OR_RETURN(sp::ir::Graph g, sp::import::ImportModel(f.model, opts));
+  if (hook) SP_RETURN_IF_ERROR(hook("import", g));
   if (f.canonicalize) {
     SP_ASSIGN_OR_RETURN(sp::transform::CanonicalizeReport r, sp::transform::Canonicalize(&g, {}));
     Log(1, r.Summary());
+    if (hook) SP_RETURN_IF_ERROR(hook("canonicalize", g));
   }
   sp::ir::DataType dt;
   if (!sp::ir::ParseDataType(f.dtype, &dt)) return sp::InvalidArgument("unknown --dtype '" + f.dtype + "'");
@@ -273,7 +279,11 @@ int CmdPlan(const ModelFlags& f, const PlanFlags& pf) {
   auto chosen = ChooseStrategies(pf.strategy, pf.budget);
   if (!chosen.ok()) return Fail(chosen.status());
   const std::vector<std::string>& strategies = *chosen;
-  if (!pf.dump_after.empty()) {
+  const bool graph_stage = pf.dump_after == "import" || pf.dump_after == "canonicalize";
+  if (pf.dump_after == "canonicalize" && !f.canonicalize)
+    return Fail(sp::InvalidArgument("--dump-after canonicalize: the graph is planned as imported; add --canonicalize "
+                                    "(or use --dump-after import)"));
+  if (!pf.dump_after.empty() && !graph_stage) {
     bool found = false;
     for (const auto& s : strategies)
       for (const auto& p : sp::driver::FindStrategy(s)->passes)
@@ -290,7 +300,26 @@ int CmdPlan(const ModelFlags& f, const PlanFlags& pf) {
   }
   bool dumped = false;
   const sp::driver::AfterPass hook = DumpHook(pf, strategies.size() > 1, &dumped);
-  auto g = LoadModel(f);
+  // The graph passes before planning: --dump-after import|canonicalize prints the graph (the native
+  // graph format, which `sramplan plan` reads back) and --dump-all writes graph.NN.STAGE.graph.json.
+  int graph_stage_index = 0;
+  GraphHook graph_hook = [&](const std::string& stage, const sp::ir::Graph& gr) -> sp::Status {
+    const int index = graph_stage_index++;
+    if (pf.dump_after == stage) {
+      std::cout << sp::import::NativeGraphJson(gr) << "\n";
+      dumped = true;
+    }
+    if (!pf.dump_all.empty()) {
+      char num[16];
+      std::snprintf(num, sizeof num, "%02d", index);
+      const std::string path = pf.dump_all + "/graph." + num + "." + stage + ".graph.json";
+      std::string error;
+      if (!WriteFile(path, sp::import::NativeGraphJson(gr) + "\n", &error)) return sp::InvalidArgument(error);
+      Log(2, "wrote " + path);
+    }
+    return sp::Status::Ok();
+  };
+  auto g = LoadModel(f, graph_hook);
   if (!g.ok()) return Fail(g.status());
   sp::driver::PlanOptions opts;
   opts.dtype_name = f.dtype;
@@ -592,10 +621,12 @@ int main(int argc, char** argv) {
   plan->add_option("--strategy", pf.strategy, strategies_help);
   plan->add_option("--dump-after", pf.dump_after,
                    "print the planning context (order, liveness, requests, placement, plan so far) as JSON after "
-                   "this pass of the pipeline (sramplan strategies lists them)");
+                   "this pass of the pipeline (sramplan strategies lists them); 'import' and 'canonicalize' print "
+                   "the graph after those graph passes, in the native graph format `plan` reads back");
   plan->add_option("--dump-all", pf.dump_all,
                    "write the planning context after every pass into this directory "
-                   "(<strategy>.<NN>.<pass>.json)");
+                   "(<strategy>.<NN>.<pass>.json), and the graph after import and --canonicalize "
+                   "(graph.<NN>.<stage>.graph.json)");
   plan->add_option("--schedule", pf.schedule,
                    "operator order: model (as given, default) or minpeak (min-peak-memory order, exact DP)")
       ->check(CLI::IsMember({"model", "minpeak"}));
