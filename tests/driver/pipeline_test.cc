@@ -130,11 +130,18 @@ TEST(Pipeline, CliListsTheTableAndDumpsPasses) {
   const std::string dir = testing::WriteTempFile("dumpdir.placeholder", "") + ".d";
   r = Cli("plan '" + model + "' --target stm32f411re --strategy inplace --dump-all '" + dir + "' -q");
   ASSERT_EQ(r.rc, 0) << r.err;
-  size_t files = 0;
+  size_t files = 0, graphs = 0;
   for (const auto& e : std::filesystem::directory_iterator(dir)) {
+    const std::string f = e.path().filename().string();
+    if (f.rfind("graph.", 0) == 0) {  // the graph after import (no --canonicalize: no second stage)
+      ++graphs;
+      EXPECT_EQ(f, "graph.00.import.graph.json");
+      continue;
+    }
     ++files;
-    EXPECT_EQ(e.path().filename().string().rfind("inplace.", 0), 0u) << e.path();
+    EXPECT_EQ(f.rfind("inplace.", 0), 0u) << e.path();
   }
+  EXPECT_EQ(graphs, 1u);
   EXPECT_EQ(files, FindStrategy("inplace")->passes.size());
   EXPECT_TRUE(std::filesystem::exists(dir + "/inplace.04.place_tflm.json"));
 }
