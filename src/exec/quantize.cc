@@ -554,6 +554,18 @@ StatusOr<QuantizedModel> Quantize(const ir::Graph& g8, const ir::Graph& gf,
   return q;
 }
 
+bool SharesInputQuantParams(const std::string& op_type) {
+  return ir::IsViewOp(op_type) || CopiesBytes(op_type);
+}
+
+Status BuildLookupTables(const ir::Graph& g8, const ModelData& float_data, QuantizedModel* q) {
+  std::vector<Role> role;
+  std::vector<int> weight_axis;
+  SP_RETURN_IF_ERROR(AssignRoles(g8, &role, &weight_axis));
+  q->tables.assign(g8.num_ops(), {});
+  return BuildTables(g8, float_data, role, q);
+}
+
 StatusOr<QuantizedModel> QuantizeModel(const ir::Graph& g8, uint64_t seed, ExecResult* reference) {
   SP_RETURN_IF_ERROR(CheckInt8Support(g8));
   ir::Graph gf = g8;

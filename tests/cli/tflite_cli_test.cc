@@ -68,6 +68,16 @@ TEST(TfliteCli, VerifyRunsTheModelsWeights) {
   CliRun r = Cli("verify " + model + " --target sram:64KiB --strategy all");
   EXPECT_EQ(r.rc, 0) << r.all();
   EXPECT_NE(r.out.find("verify tflm: OK"), std::string::npos) << r.out;
+  // The file's own int8 parameters ran, and the CLI says so.
+  EXPECT_NE(r.err.find("int8: the model's own quantisation"), std::string::npos) << r.err;
+  // A tensor without quantisation: sramplan's calibration runs instead, with the reason.
+  auto no_quant = SmallTfliteModel();
+  no_quant.subgraph.tensors[6].quant = {};
+  const std::string fallback = WriteTempFile("cli_noquant.tflite", tfl::WriteModel(no_quant));
+  r = Cli("verify " + fallback + " --target sram:64KiB --strategy tflm");
+  EXPECT_EQ(r.rc, 0) << r.all();
+  EXPECT_NE(r.err.find("not the file's quantisation (tensor 'add/out' has no int8 quantisation"), std::string::npos)
+      << r.err;
 }
 
 TEST(TfliteCli, CorruptFilesExitOne) {
