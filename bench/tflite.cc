@@ -3,8 +3,11 @@
 // For each model: TFLM's planned head predicted from the file (driver::PredictTflmArena), then every
 // strategy of the table's tensor-level group planned on sram:4MiB in int8 and verified by execution
 // (NaiveExecutor in the plan's order vs ArenaExecutor inside the plan: outputs bit for bit and the
-// off-chip bytes the plan predicted), with the model's own (dequantised) weights and sramplan's
-// int8 quantisation calibrated on them.
+// off-chip bytes the plan predicted), with the model's own int8 quantisation (exec/quantize_file.h:
+// the file's scales and zero points, weights and biases as stored; sramplan's calibration when the
+// file's cannot run as stored, as the `quantisation` column says). TFLM's persistent tail is
+// predicted too (driver/tflm_tail.h): 64-bit host beside real TFLM's arena_used_bytes - planned_bytes,
+// and the 32-bit Cortex-M estimate.
 // Writes bench/results/tflite.json and tflite.md (or --out DIR).
 //
 //   bench_tflite [--reference DIR] [--out DIR]
@@ -18,8 +21,10 @@
 #include "bench_util.h"
 #include "driver/strategy.h"
 #include "driver/tflm_arena.h"
+#include "driver/tflm_tail.h"
 #include "exec/executor.h"
 #include "exec/quantize.h"
+#include "exec/quantize_file.h"
 #include "import/import.h"
 #include "import/tflite_model.h"
 #include "target/target.h"
@@ -98,14 +103,18 @@ int main(int argc, char** argv) {
   md += "Machine: " + sp::bench::Machine() + ". `bench_tflite` (bench/tflite.cc) on the reference models of "
         "`../shared/reference/tflite/`; target sram:4MiB, int8, batch 1. Peers' figures from `tflm_arena.json` "
         "(real TFLM's planner head `planned_bytes`; Vela 3.10.0 SRAM on an Ethos-U55 with --optimise Size / "
-        "Performance). `TFLM (predicted)` is sramplan's prediction of TFLM's head from the file. Every plan is "
-        "verified by execution (naive vs arena run, outputs bit for bit, off-chip bytes as planned) with the "
-        "model's own weights (dequantised, then sramplan's int8 calibration).\n\n";
-  md += "| model | TFLM planned_bytes | TFLM (predicted) | Vela Size | Vela Perf |";
+        "Performance). `TFLM (predicted)` is sramplan's prediction of TFLM's head from the file. TFLM tail: the "
+        "persistent section on a 64-bit host, measured (`arena_used_bytes - planned_bytes`) and predicted "
+        "(driver/tflm_tail.h), and the predicted 32-bit Cortex-M tail (not measured). Every plan is verified by "
+        "execution (naive vs arena run, outputs bit for bit, off-chip bytes as planned) with the model's own "
+        "weights; `quantisation`: `file` = the file's own int8 parameters, weights and biases as stored; "
+        "`calibrated` = sramplan's calibration (the JSON says why).\n\n";
+  md += "| model | TFLM planned_bytes | TFLM (predicted) | TFLM tail 64-bit | tail 64-bit (predicted) | "
+        "tail 32-bit (predicted) | Vela Size | Vela Perf |";
   for (const auto& s : strategies) md += " " + s + " |";
-  md += " all verified |\n|---|---:|---:|---:|---:|";
+  md += " all verified | quantisation |\n|---|---:|---:|---:|---:|---:|---:|---:|";
   for (size_t k = 0; k < strategies.size(); ++k) md += "---:|";
-  md += "---|\n";
+  md += "---|---|\n";
   int failures = 0;
   for (const auto& [name, row] : ref["models"].items()) {
     const std::string path = ref_dir + "/" + name + ".tflite";
@@ -117,6 +126,21 @@ int main(int argc, char** argv) {
     auto parsed = sp::import::tflite::ParseModel(bytes, name);
     auto predicted = parsed.ok() ? sp::driver::PredictTflmArena(bytes, *parsed) : sp::StatusOr<sp::driver::TflmArena>(parsed.status());
     m["tflm_predicted_planned_bytes"] = predicted.ok() ? predicted->planned_bytes : -1;
+    const int64_t tail_measured = row["arena_used_bytes"].get<int64_t>() - row["planned_bytes"].get<int64_t>();
+    m["tflm_tail_bytes_host64"] = tail_measured;
+    int64_t tail64 = -1, tail32 = -1;
+    if (predicted.ok()) {
+      auto t64 = sp::driver::PredictTflmTail(*parsed, *predicted, 8);
+      auto t32 = sp::driver::PredictTflmTail(*parsed, *predicted, 4);
+      if (t64.ok() && t32.ok()) {
+        tail64 = t64->bytes;
+        tail32 = t32->bytes;
+        m["tflm_predicted_persistent_bytes_host64_recording"] = t64->recording_bytes;
+        m["tflm_predicted_arena_size_cortex_m"] = predicted->planned_bytes + tail32;
+      }
+    }
+    m["tflm_predicted_tail_bytes_host64"] = tail64;
+    m["tflm_predicted_tail_bytes_cortex_m"] = tail32;
     int plain_ops = -1;
     for (bool fold : {false, true}) {
       sp::import::ImportOptions io;
@@ -129,13 +153,17 @@ int main(int argc, char** argv) {
       if (fold && g->num_ops() == plain_ops) continue;  // no PAD to fold
       plain_ops = g->num_ops();
       sp::ir::ApplyDtype(*g, sp::ir::DataType::kInt8);
-      auto q = sp::exec::QuantizeModel(*g, sp::exec::kDefaultSeed, nullptr);
+      std::string how;
+      auto q = sp::exec::QuantizeForVerify(*g, sp::exec::kDefaultSeed, true, nullptr, &how);
+      const bool file_quant = how.rfind("the model's own", 0) == 0;
+      m[fold ? "quantisation_fold_pad" : "quantisation"] = how;
       if (!q.ok()) {
         std::cerr << name << ": " << q.status().message() << "\n";
         return 1;
       }
       md += "| " + name + (fold ? " (--fold-pad)" : "") + " | " + std::to_string(row["planned_bytes"].get<int64_t>()) +
             " | " + std::to_string(m["tflm_predicted_planned_bytes"].get<int64_t>()) + " | " +
+            std::to_string(tail_measured) + " | " + std::to_string(tail64) + " | " + std::to_string(tail32) + " | " +
             std::to_string(row["vela_u55_sram_bytes_size"].get<int64_t>()) + " | " +
             std::to_string(row["vela_u55_sram_bytes_performance"].get<int64_t>()) + " |";
       bool all = true;
@@ -151,7 +179,7 @@ int main(int argc, char** argv) {
       }
       m[fold ? "strategies_fold_pad" : "strategies"] = rows;
       failures += !all;
-      md += std::string(all ? " yes" : " NO") + " |\n";
+      md += std::string(all ? " yes" : " NO") + " | " + (file_quant ? "file" : "calibrated") + " |\n";
     }
     doc["models"].push_back(m);
   }

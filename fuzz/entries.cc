@@ -13,6 +13,7 @@
 #include "exec/model_data.h"
 #include "exec/quantize.h"
 #include "driver/tflm_arena.h"
+#include "driver/tflm_tail.h"
 #include "import/import.h"
 #include "import/tflite_writer.h"
 #include "placement/optimal.h"
@@ -257,6 +258,11 @@ int RunTflite(const uint8_t* data, size_t size) {
     // TFLM's arena prediction, and the offline-plan writer read back, on every model that parses.
     StatusOr<driver::TflmArena> a = driver::PredictTflmArena(bytes, *m);
     if (!a.ok() && !IsInputError(a.status())) return Bug("PredictTflmArena: " + a.status().message());
+    if (a.ok())
+      for (int pointer_bytes : {4, 8}) {
+        StatusOr<driver::TflmTail> t = driver::PredictTflmTail(*m, *a, pointer_bytes);
+        if (!t.ok() && !IsInputError(t.status())) return Bug("PredictTflmTail: " + t.status().message());
+      }
     size_t n = 0;
     for (const auto& sg : m->subgraphs) n += sg.tensors.size();
     std::vector<int32_t> offsets(n, -1);

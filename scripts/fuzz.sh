@@ -7,7 +7,7 @@
 #
 # Usage: scripts/fuzz.sh [--if-available] [SECONDS] [FORMAT...]
 #   SECONDS        per target (default 30, libFuzzer -max_total_time)
-#   FORMAT         some of: onnx graph mcunet model target placement_csv plan (default: all)
+#   FORMAT         some of: onnx graph mcunet model target placement_csv plan tflite (default: all)
 #   --if-available exit 0 with a message when clang++ cannot build libFuzzer binaries (scripts/test.sh)
 # Environment: FUZZ_OUT=DIR keeps corpora, logs and artifacts in DIR (default: a new /tmp directory);
 #   FUZZ_SEED=N (default 1) seeds libFuzzer's mutations, so a run starts with the same inputs each time
@@ -26,7 +26,7 @@ if [[ "${1:-}" == "--if-available" ]]; then
 fi
 seconds="${1:-30}"
 shift || true
-all_formats=(onnx graph mcunet model target placement_csv plan)
+all_formats=(onnx graph mcunet model target placement_csv plan tflite)
 formats=("$@")
 if ((${#formats[@]} == 0)); then formats=("${all_formats[@]}"); fi
 for f in "${formats[@]}"; do

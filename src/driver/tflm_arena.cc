@@ -173,8 +173,7 @@ std::string TflmArenaSummary(const TflmArena& a) {
   char line[640];
   std::snprintf(line, sizeof line,
                 "tflm_arena_bytes: planned head %s B (TFLM's GreedyMemoryPlanner over %lld tensor buffers and %lld "
-                "kernel scratch buffers of %s B; tensors alone reach %s B) + TFLM's persistent tail (not predicted: "
-                "measure arena_used_bytes() - head on the target) + up to 15 B to align the arena start\n",
+                "kernel scratch buffers of %s B; tensors alone reach %s B)\n",
                 Commas(a.planned_bytes).c_str(), static_cast<long long>(a.tensor_buffers),
                 static_cast<long long>(a.scratch_buffers), Commas(a.scratch_bytes).c_str(),
                 Commas(a.peak_tensor_bytes).c_str());

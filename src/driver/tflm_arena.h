@@ -42,9 +42,8 @@ struct TflmArena {
   int64_t scratch_buffers = 0;         // ... and kernel scratch buffers
   int64_t scratch_bytes = 0;           // sum of the scratch buffers' planned sizes
   int64_t peak_tensor_bytes = 0;       // highest end of a tensor buffer (scratch buffers left out)
-  // Not predicted: the persistent tail (TFLM's allocator objects, eval tensors, nodes, kernels' op
-  // data and per-channel parameters; pointer-size and kernel dependent). arena_size = head + tail +
-  // up to 15 bytes when the arena's start is not 16-byte aligned.
+  // The persistent tail is predicted apart (driver/tflm_tail.h). arena_size = head + tail + up to
+  // 15 bytes when the arena's start is not 16-byte aligned.
   std::vector<TflmBuffer> buffers;     // in the order TFLM adds them to the planner
 };
 
@@ -52,7 +51,7 @@ struct TflmArena {
 StatusOr<TflmArena> PredictTflmArena(const std::string& bytes, const import::tflite::Model& m,
                                      const TflmArenaOptions& options = {});
 
-// The CLI's lines: the planned head and its parts, and what is not predicted.
+// The CLI's line for the planned head and its parts.
 std::string TflmArenaSummary(const TflmArena& a);
 
 }  // namespace sramplan::driver

@@ -380,7 +380,9 @@ Status QuantizeBiases(const ir::Graph& g8, const ir::Graph& gf, const ModelData&
           std::isfinite(f[k])
               ? RoundHalfAway(beta * f[k] / (static_cast<double>(in.scale[0]) * alpha * w.scale[k]))
               : 0.0;
-      int32_t i = std::isnan(v) ? 0 : static_cast<int32_t>(std::clamp(v, -2147483648.0, 2147483647.0));
+      // Within +-2^30, so the kernels' int32 accumulator plus the bias cannot overflow (a bias that
+      // large only comes from a degenerate scale; the requantised output saturates either way).
+      int32_t i = std::isnan(v) ? 0 : static_cast<int32_t>(std::clamp(v, -1073741824.0, 1073741824.0));
       std::memcpy(out.data() + 4 * k, &i, 4);
     }
     q.params[b.id.value()] = std::move(p);
@@ -552,6 +554,18 @@ StatusOr<QuantizedModel> Quantize(const ir::Graph& g8, const ir::Graph& gf,
   SP_RETURN_IF_ERROR(QuantizeRemaining(g8, gf, float_data, role, &q));
   SP_RETURN_IF_ERROR(BuildTables(g8, float_data, role, &q));
   return q;
+}
+
+bool SharesInputQuantParams(const std::string& op_type) {
+  return ir::IsViewOp(op_type) || CopiesBytes(op_type);
+}
+
+Status BuildLookupTables(const ir::Graph& g8, const ModelData& float_data, QuantizedModel* q) {
+  std::vector<Role> role;
+  std::vector<int> weight_axis;
+  SP_RETURN_IF_ERROR(AssignRoles(g8, &role, &weight_axis));
+  q->tables.assign(g8.num_ops(), {});
+  return BuildTables(g8, float_data, role, q);
 }
 
 StatusOr<QuantizedModel> QuantizeModel(const ir::Graph& g8, uint64_t seed, ExecResult* reference) {

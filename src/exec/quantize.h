@@ -70,6 +70,12 @@ Status CheckInt8Support(const ir::Graph& g8);
 StatusOr<QuantizedModel> QuantizeModel(const ir::Graph& g8, uint64_t seed,
                                        ExecResult* reference = nullptr);
 
+// For quantisation taken from the model file (quantize_file.h): whether an op's output must carry
+// its input's parameters (views and byte-moving ops such as MaxPool, AveragePool, Pad), and the
+// lookup tables of `g8`'s ops for the parameters already in `q` (as Quantize builds them).
+bool SharesInputQuantParams(const std::string& op_type);
+Status BuildLookupTables(const ir::Graph& g8, const ModelData& float_data, QuantizedModel* q);
+
 // How close the int8 outputs, dequantised, are to the float32 reference.
 struct QuantError {
   double max_abs_error = 0;        // over all outputs

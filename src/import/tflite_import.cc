@@ -113,7 +113,7 @@ class TfliteImporter {
       x.quant.scale = q.scale;
       for (size_t k = 0; k < q.scale.size(); ++k)
         x.quant.zero_point.push_back(k < q.zero_point.size() ? static_cast<int32_t>(q.zero_point[k]) : 0);
-      x.quant.axis = q.quantized_dimension;
+      x.quant.axis = x.shape.size() == 1 ? 0 : q.quantized_dimension;
     }
     return x;
   }
@@ -141,7 +141,9 @@ class TfliteImporter {
     std::vector<double> v(n);
     // Elements per step of the quantised dimension (per-channel scales).
     int64_t inner = 1, channels = 1;
-    const int qd = x.quant.quantized_dimension;
+    // A rank-1 tensor (a bias) is quantised along its only dimension, whatever quantized_dimension says
+    // (converters write 3 for some biases; TFLM ignores it).
+    const int qd = x.shape.size() == 1 ? 0 : x.quant.quantized_dimension;
     if (x.quant.scale.size() > 1 && qd >= 0 && qd < static_cast<int>(x.shape.size())) {
       channels = x.shape[qd];
       for (size_t k = qd + 1; k < x.shape.size(); ++k) inner *= x.shape[k];

@@ -282,7 +282,8 @@ StatusOr<std::string> WithOfflinePlan(const std::string& bytes, const Model& m, 
   PutU32(&out, data_vec, static_cast<uint32_t>(4 * words));
   const int32_t head[3] = {1, static_cast<int32_t>(m.subgraphs.size()), static_cast<int32_t>(offsets.size())};
   std::memcpy(out.data() + data_vec + 4, head, 12);
-  std::memcpy(out.data() + data_vec + 16, offsets.data(), 4 * offsets.size());
+  // A model without tensors has no offsets: memcpy never sees the null data() of an empty vector.
+  if (!offsets.empty()) std::memcpy(out.data() + data_vec + 16, offsets.data(), 4 * offsets.size());
   return out;
 }
 

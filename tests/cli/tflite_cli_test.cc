@@ -24,6 +24,10 @@ TEST(TfliteCli, PlanPrintsTflmArenaAndExportsAnOfflinePlan) {
   CliRun r = Cli("plan " + model + " --target sram:64KiB --strategy tflm");
   ASSERT_EQ(r.rc, 0) << r.all();
   EXPECT_NE(r.out.find("tflm_arena_bytes: planned head 384 B"), std::string::npos) << r.out;
+  // The persistent tail (tests/driver/tflm_tail_test.cc has it by hand) and the arena_size to pass.
+  EXPECT_NE(r.out.find("arena_size 1,324 B on a 32-bit Cortex-M = planned head 384 B + persistent tail 940 B"),
+            std::string::npos)
+      << r.out;
 
   const std::string out = WriteTempFile("cli_small_planned.tflite", "");
   r = Cli("plan " + model + " --target sram:64KiB --strategy optimal --tflite-out " + out + " -q");
@@ -64,6 +68,16 @@ TEST(TfliteCli, VerifyRunsTheModelsWeights) {
   CliRun r = Cli("verify " + model + " --target sram:64KiB --strategy all");
   EXPECT_EQ(r.rc, 0) << r.all();
   EXPECT_NE(r.out.find("verify tflm: OK"), std::string::npos) << r.out;
+  // The file's own int8 parameters ran, and the CLI says so.
+  EXPECT_NE(r.err.find("int8: the model's own quantisation"), std::string::npos) << r.err;
+  // A tensor without quantisation: sramplan's calibration runs instead, with the reason.
+  auto no_quant = SmallTfliteModel();
+  no_quant.subgraph.tensors[6].quant = {};
+  const std::string fallback = WriteTempFile("cli_noquant.tflite", tfl::WriteModel(no_quant));
+  r = Cli("verify " + fallback + " --target sram:64KiB --strategy tflm");
+  EXPECT_EQ(r.rc, 0) << r.all();
+  EXPECT_NE(r.err.find("not the file's quantisation (tensor 'add/out' has no int8 quantisation"), std::string::npos)
+      << r.err;
 }
 
 TEST(TfliteCli, CorruptFilesExitOne) {

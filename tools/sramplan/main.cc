@@ -15,6 +15,7 @@
 #include "driver/strategy.h"
 #include "exec/executor.h"
 #include "exec/quantize.h"
+#include "exec/quantize_file.h"
 #include "import/import.h"
 #include "transform/canonicalize.h"
 #include "placement/optimal.h"
@@ -434,11 +435,12 @@ int CmdVerify(const ModelFlags& f, const VerifyFlags& vf) {
   sp::exec::ExecResult reference;
   if (f.dtype == "int8") {
     auto t0 = std::chrono::steady_clock::now();
-    auto q = sp::exec::QuantizeModel(*g, vf.seed, &reference);
+    std::string how;  // .tflite: the file's own quantisation when it runs as stored (exec/quantize_file.h)
+    auto q = sp::exec::QuantizeForVerify(*g, vf.seed, sp::cli::IsTfliteFile(f.model), &reference, &how);
     if (!q.ok()) return Fail(q.status());
     quant = std::move(q).value();
     double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-    Log(1, "int8: quantised with ranges from a float32 reference run (" + std::to_string(static_cast<int>(ms)) + " ms)");
+    Log(1, "int8: " + how + " (" + std::to_string(static_cast<int>(ms)) + " ms)");
   } else {
     auto data = sp::exec::MakeModelData(*g, vf.seed);
     if (!data.ok()) return Fail(data.status());

@@ -5,6 +5,7 @@
 #include <map>
 #include <sstream>
 
+#include "driver/tflm_tail.h"
 #include "import/tflite_model.h"
 #include "import/tflite_writer.h"
 #include "support/strings.h"
@@ -52,7 +53,12 @@ StatusOr<std::string> TflmArenaReport(const std::string& path, driver::TflmKerne
   driver::TflmArenaOptions o;
   o.kernels = kernels;
   SP_ASSIGN_OR_RETURN(driver::TflmArena a, driver::PredictTflmArena(bytes, m, o));
-  return driver::TflmArenaSummary(a);
+  SP_ASSIGN_OR_RETURN(driver::TflmTail tail64, driver::PredictTflmTail(m, a, 8));
+  SP_ASSIGN_OR_RETURN(driver::TflmTail tail32, driver::PredictTflmTail(m, a, 4));
+  std::string text = driver::TflmArenaSummary(a) + driver::TflmTailSummary(a, tail64, tail32);
+  if (kernels == driver::TflmKernels::kCmsisNn)
+    text += "  persistent tail: modelled with the reference kernels' OpData (CMSIS-NN's differs)\n";
+  return text;
 }
 
 StatusOr<std::string> WriteTfliteWithPlan(const std::string& in_path, const std::string& out_path, const ir::Graph& g,
