@@ -110,6 +110,32 @@ def parse_steps(model_c, graph):
     return steps
 
 
+MARK_MACRO = """#define SP_CALL(step, call) \\
+  do { \\
+    sp_status_t sp_st_; \\
+    fw_mark((unsigned)(step) < 1023u ? (unsigned)(step) : 1022u); \\
+    sp_st_ = (call); \\
+    fw_mark(1023u); \\
+    if (sp_st_ != SP_OK) return (step) + 1; \\
+  } while (0)
+"""
+
+
+def patch_old_codegen(out):
+    """Firmware of an sramplan without SRAMPLAN_FW_MARK (e.g. the baseline's): adds the markers."""
+    mc = os.path.join(out, "model.c")
+    c = open(mc).read()
+    if "SRAMPLAN_FW_MARK" not in c:
+        c = re.sub(r"#define SP_CALL\(step, call\).*?while \(0\)\n",
+                   lambda m: "void fw_mark(unsigned id);\n" + MARK_MACRO, c, count=1, flags=re.S)
+        open(mc, "w").write(c)
+    mk = os.path.join(out, "Makefile")
+    m = open(mk).read()
+    if "EXTRA_SRCS" not in m:
+        m = m.replace("\nHDRS = ", "\nSRCS += $(EXTRA_SRCS)\nCFLAGS += $(EXTRA_CFLAGS)\nHDRS = ", 1)
+        open(mk, "w").write(m)
+
+
 def measure(net, strategy, target, sramplan, plugin, fwmark, work):
     out = os.path.join(work, "%s-%s" % (net, strategy))
     shutil.rmtree(out, ignore_errors=True)
@@ -118,6 +144,7 @@ def measure(net, strategy, target, sramplan, plugin, fwmark, work):
     if rc != 0:
         return {"error": "codegen exit %d: %s" % (rc, log.strip().splitlines()[-1] if log else "")}
     shutil.copy(fwmark, os.path.join(out, "fwmark.c"))
+    patch_old_codegen(out)
     rc, log = run(["make", "-s", "model.elf", "EXTRA_SRCS=fwmark.c", "EXTRA_CFLAGS=-DSRAMPLAN_FW_MARK"], cwd=out)
     if rc != 0:
         return {"error": "firmware build failed: " + log.strip()[-400:]}

@@ -1,5 +1,8 @@
 /* sramplan runtime: int8 convolution and fully connected (integer-only, MCU-safe).
  * TFLite (Micro) reference semantics: ConvPerChannel, DepthwiseConvPerChannel, FullyConnected. */
+#include <string.h>
+
+#include "sp_fast_s8.h"
 #include "sp_internal.h"
 #include "sramplan_rt_int8.h"
 
@@ -60,11 +63,32 @@ static inline void tap_range(int32_t i0, int32_t k, int32_t d, int32_t n, int32_
   *hi = SP_MIN(k, sp_ceil_div_i32(n - i0, d));
 }
 
-static inline int8_t requant_out(int32_t acc, const sp_requant_t* rq, int32_t out_zp,
-                                 int32_t act_min, int32_t act_max) {
-  int32_t v = sp_mbqm_zp(acc, rq->multiplier, rq->shift, out_zp);
-  return (int8_t)sp_clamp_i32(v, act_min, act_max);
+#define requant_out sp_fq_out
+
+/* `count` outputs (dst[k * dst_stride]) of one contiguous x of n bytes: requant(bias[k] +
+ * x . w[k * ws ..]), four output channels at a time (each loaded word of x feeds four rows). */
+static SP_ALWAYS_INLINE void dense_out(const int8_t* x, int32_t n, const int8_t* w, int32_t ws,
+                                       const int32_t* bias, const sp_requant_t* rq, int32_t in_off,
+                                       int32_t out_zp, int32_t act_min, int32_t act_max,
+                                       int8_t* dst, int32_t dst_stride, int32_t count) {
+  int32_t k = 0, j;
+  for (; k + 4 <= count; k += 4) {
+    int32_t acc[4] = {0, 0, 0, 0};
+    if (bias) {
+      for (j = 0; j < 4; ++j) acc[j] = bias[k + j];
+    }
+    sp_dot4_s8(x, w + k * ws, ws, n, in_off, acc);
+    for (j = 0; j < 4; ++j)
+      dst[(k + j) * dst_stride] = sp_fq_out(acc[j], &rq[k + j], out_zp, act_min, act_max);
+  }
+  for (; k < count; ++k) {
+    const int32_t acc = sp_dot_s8(x, w + k * ws, n, in_off) + (bias ? bias[k] : 0);
+    dst[k * dst_stride] = sp_fq_out(acc, &rq[k], out_zp, act_min, act_max);
+  }
 }
+
+/* Largest R*S*C window the generic convolution gathers into a stack column (the 3x3x3 stem). */
+#define CONV_COL_MAX 64
 
 sp_status_t sp_conv_s8_generic(const sp_tensor_t* in_desc, const int8_t* in, int32_t in_zp,
                                const sp_tensor_t* w_desc, const int8_t* w, const int32_t* bias,
@@ -84,6 +108,36 @@ sp_status_t sp_conv_s8_generic(const sp_tensor_t* in_desc, const int8_t* in, int
   sp_status_t st = conv_check(in_desc, w_desc, out_desc, rq, act_min,
                               act_max, stride, pad, dilation, groups, &g);
   if (st != SP_OK) return st;
+  if (groups == 1 && isc == 1 && wsc == 1 && wss == g.c && wsr == g.s * g.c &&
+      g.r * g.s * g.c <= CONV_COL_MAX && in_zp >= -128 && in_zp <= 127) {
+    /* NHWC input, [K][R][S][C] weights, a small window: each output pixel's window is gathered
+     * into one contiguous column (padding taps as the input zero point, which add 0), then four
+     * output channels at a time over the column. */
+    int8_t col[CONV_COL_MAX];
+    const int32_t ncol = g.r * g.s * g.c;
+    for (n = 0; n < g.n; ++n) {
+      for (oh = 0; oh < g.oh; ++oh) {
+        const int32_t ih0 = oh * g.sh - g.pt;
+        for (ow = 0; ow < g.ow; ++ow) {
+          const int32_t iw0 = ow * g.sw - g.pl;
+          for (r = 0; r < g.r; ++r) {
+            const int32_t ih = ih0 + r * g.dh;
+            for (s = 0; s < g.s; ++s) {
+              const int32_t iw = iw0 + s * g.dw;
+              int8_t* dst = col + (r * g.s + s) * g.c;
+              if (ih < 0 || ih >= g.h || iw < 0 || iw >= g.w)
+                memset(dst, in_zp, (size_t)g.c);
+              else
+                memcpy(dst, in + n * isn + ih * ish + iw * isw, (size_t)g.c);
+            }
+          }
+          dense_out(col, ncol, w, wsk, bias, rq, in_off, out_zp, act_min, act_max,
+                    out + n * osn + oh * osh + ow * osw, osc, g.k);
+        }
+      }
+    }
+    return SP_OK;
+  }
   for (n = 0; n < g.n; ++n) {
     for (oh = 0; oh < g.oh; ++oh) {
       const int32_t ih0 = oh * g.sh - g.pt;
@@ -141,8 +195,10 @@ sp_status_t sp_conv_s8_depthwise(const sp_tensor_t* in_desc, const int8_t* in, i
      * weights): per output pixel, channel chunks accumulate over the window's taps (taps outer,
      * channels inner, which vectorises). Every output pixel is still computed from its whole window
      * before it is stored, so the result is the generic loop's bit for bit. */
-    enum { kChunk = 64 };
+    enum { kChunk = 64, kTaps = 64 };
     int32_t acc[kChunk];
+    int32_t txo[kTaps], two[kTaps]; /* tap offsets in the input and in the weights */
+    const int dw_fast = g.r * g.s <= kTaps;
     for (n = 0; n < g.n; ++n) {
       for (oh = 0; oh < g.oh; ++oh) {
         const int32_t ih0 = oh * g.sh - g.pt;
@@ -158,6 +214,22 @@ sp_status_t sp_conv_s8_depthwise(const sp_tensor_t* in_desc, const int8_t* in, i
             const int32_t nc = SP_MIN(kChunk, g.c - c0);
             int32_t i;
             for (i = 0; i < nc; ++i) acc[i] = 0;
+            if (dw_fast) { /* four channels at a time over the window's taps, in registers */
+              int32_t ntap = 0;
+              for (r = r_lo; r < r_hi; ++r)
+                for (s = s_lo; s < s_hi; ++s) {
+                  txo[ntap] = (ih0 + r * g.dh) * ish + (iw0 + s * g.dw) * isw;
+                  two[ntap] = r * wsr + s * wss;
+                  ++ntap;
+                }
+              for (i = 0; i + 4 <= nc; i += 4)
+                sp_dw4_s8(in + n * isn + c0 + i, txo, w + c0 + i, two, ntap, in_off, acc + i);
+              for (; i < nc; ++i) {
+                int32_t t;
+                for (t = 0; t < ntap; ++t)
+                  acc[i] += ((int32_t)in[n * isn + c0 + i + txo[t]] + in_off) * (int32_t)w[c0 + i + two[t]];
+              }
+            } else
             for (r = r_lo; r < r_hi; ++r) {
               const int8_t* prow = in + n * isn + (ih0 + r * g.dh) * ish + c0;
               const int8_t* wrow = w + r * wsr + c0;
@@ -229,6 +301,14 @@ sp_status_t sp_conv_s8_pointwise(const sp_tensor_t* in_desc, const int8_t* in, i
   if (st != SP_OK) return st;
   if (g.r != 1 || g.s != 1 || groups != 1 || pad[0] || pad[1] || pad[2] || pad[3])
     return SP_BAD_ARGUMENT;
+  if (isc == 1 && wsc == 1) { /* dense NHWC input, [K][C] weights: SIMD dot products */
+    for (n = 0; n < g.n; ++n)
+      for (oh = 0; oh < g.oh; ++oh)
+        for (ow = 0; ow < g.ow; ++ow)
+          dense_out(in + n * isn + oh * g.sh * ish + ow * g.sw * isw, g.c, w, wsk, bias, rq, in_off,
+                    out_zp, act_min, act_max, out + n * osn + oh * osh + ow * osw, osc, g.k);
+    return SP_OK;
+  }
   for (n = 0; n < g.n; ++n) {
     for (oh = 0; oh < g.oh; ++oh) {
       for (ow = 0; ow < g.ow; ++ow) {
@@ -283,6 +363,12 @@ sp_status_t sp_fully_connected_s8(const sp_tensor_t* in_desc, const int8_t* in, 
   N = w_desc->dims[0];
   if (w_desc->dims[1] != K || out_desc->dims[0] != M || out_desc->dims[1] != N)
     return SP_BAD_ARGUMENT;
+  if (in_desc->strides[1] == 1 && w_desc->strides[1] == 1) {
+    for (m = 0; m < M; ++m)
+      dense_out(in + m * in_desc->strides[0], K, w, w_desc->strides[0], bias, rq, in_off, out_zp,
+                act_min, act_max, out + m * out_desc->strides[0], out_desc->strides[1], N);
+    return SP_OK;
+  }
   for (m = 0; m < M; ++m) {
     const int8_t* row = in + m * in_desc->strides[0];
     for (n = 0; n < N; ++n) {

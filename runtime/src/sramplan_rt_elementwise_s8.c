@@ -1,5 +1,6 @@
 /* sramplan runtime: int8 elementwise kernels and softmax (integer-only, MCU-safe).
  * TFLite (Micro) reference semantics for Add/Sub/Mul; see sramplan_rt_int8.h for softmax. */
+#include "sp_fast_s8.h"
 #include "sp_internal.h"
 #include "sramplan_rt_int8.h"
 
@@ -45,11 +46,12 @@ static sp_status_t add_sub_s8(const sp_tensor_t* a_desc, const int8_t* a,
     for (i = 0; i < inner; ++i) {
       const int32_t x1 = ((int32_t)pa[i * ist[0]] - p->in1_zp) * (1 << p->left_shift);
       const int32_t x2 = ((int32_t)pb[i * ist[1]] - p->in2_zp) * (1 << p->left_shift);
-      const int32_t s1 = sp_mbqm(x1, p->in1_rq.multiplier, p->in1_rq.shift);
-      const int32_t s2 = sp_mbqm(x2, p->in2_rq.multiplier, p->in2_rq.shift);
+      const int32_t s1 = sp_fq_mbqm(x1, p->in1_rq.multiplier, p->in1_rq.shift);
+      const int32_t s2 = sp_fq_mbqm(x2, p->in2_rq.multiplier, p->in2_rq.shift);
       const int32_t raw = sign > 0 ? s1 + s2 : s1 - s2;
-      const int32_t v = sp_mbqm_zp(raw, p->out_rq.multiplier, p->out_rq.shift, p->out_zp);
-      po[i * ist[2]] = (int8_t)sp_clamp_i32(v, p->act_min, p->act_max);
+      int32_t v = sp_fq_mbqm(raw, p->out_rq.multiplier, p->out_rq.shift);
+      v = v > (1 << 30) ? (1 << 30) : (v < -(1 << 30) ? -(1 << 30) : v); /* as sp_mbqm_zp */
+      po[i * ist[2]] = (int8_t)sp_clamp_i32(v + p->out_zp, p->act_min, p->act_max);
     }
   } while (sp_iter_next(&it));
   return SP_OK;
