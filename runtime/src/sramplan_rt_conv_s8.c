@@ -87,6 +87,34 @@ static SP_ALWAYS_INLINE void dense_out(const int8_t* x, int32_t n, const int8_t*
   }
 }
 
+/* dense_out for two pixels x0, x1 (outputs to dst0, dst1): 2x2 blocking, two pixels by two output
+ * channels, so each loaded word of input and of weights feeds two multiply-accumulates. */
+static SP_ALWAYS_INLINE void dense_out2(const int8_t* x0, const int8_t* x1, int32_t n,
+                                        const int8_t* w, int32_t ws, const int32_t* bias,
+                                        const sp_requant_t* rq, int32_t in_off, int32_t out_zp,
+                                        int32_t act_min, int32_t act_max, int8_t* dst0,
+                                        int8_t* dst1, int32_t dst_stride, int32_t count) {
+  int32_t k = 0;
+  for (; k + 2 <= count; k += 2) {
+    int32_t acc[4] = {0, 0, 0, 0};
+    if (bias) {
+      acc[0] = acc[2] = bias[k];
+      acc[1] = acc[3] = bias[k + 1];
+    }
+    sp_dot2x2_s8(x0, x1, w + k * ws, ws, n, in_off, acc);
+    dst0[k * dst_stride] = sp_fq_out(acc[0], &rq[k], out_zp, act_min, act_max);
+    dst0[(k + 1) * dst_stride] = sp_fq_out(acc[1], &rq[k + 1], out_zp, act_min, act_max);
+    dst1[k * dst_stride] = sp_fq_out(acc[2], &rq[k], out_zp, act_min, act_max);
+    dst1[(k + 1) * dst_stride] = sp_fq_out(acc[3], &rq[k + 1], out_zp, act_min, act_max);
+  }
+  if (k < count) {
+    dense_out(x0, n, w + k * ws, ws, bias ? bias + k : 0, rq + k, in_off, out_zp, act_min, act_max,
+              dst0 + k * dst_stride, dst_stride, count - k);
+    dense_out(x1, n, w + k * ws, ws, bias ? bias + k : 0, rq + k, in_off, out_zp, act_min, act_max,
+              dst1 + k * dst_stride, dst_stride, count - k);
+  }
+}
+
 /* Largest R*S*C window the generic convolution gathers into a stack column (the 3x3x3 stem). */
 #define CONV_COL_MAX 64
 
@@ -113,26 +141,37 @@ sp_status_t sp_conv_s8_generic(const sp_tensor_t* in_desc, const int8_t* in, int
     /* NHWC input, [K][R][S][C] weights, a small window: each output pixel's window is gathered
      * into one contiguous column (padding taps as the input zero point, which add 0), then four
      * output channels at a time over the column. */
-    int8_t col[CONV_COL_MAX];
+    int8_t col[2][CONV_COL_MAX];
     const int32_t ncol = g.r * g.s * g.c;
     for (n = 0; n < g.n; ++n) {
       for (oh = 0; oh < g.oh; ++oh) {
         const int32_t ih0 = oh * g.sh - g.pt;
-        for (ow = 0; ow < g.ow; ++ow) {
-          const int32_t iw0 = ow * g.sw - g.pl;
-          for (r = 0; r < g.r; ++r) {
-            const int32_t ih = ih0 + r * g.dh;
-            for (s = 0; s < g.s; ++s) {
-              const int32_t iw = iw0 + s * g.dw;
-              int8_t* dst = col + (r * g.s + s) * g.c;
-              if (ih < 0 || ih >= g.h || iw < 0 || iw >= g.w)
-                memset(dst, in_zp, (size_t)g.c);
-              else
-                memcpy(dst, in + n * isn + ih * ish + iw * isw, (size_t)g.c);
+        for (ow = 0; ow < g.ow; ow += 2) {
+          const int32_t npix = SP_MIN(2, g.ow - ow);
+          int32_t p;
+          for (p = 0; p < npix; ++p) { /* the windows of pixels ow and ow + 1 */
+            const int32_t iw0 = (ow + p) * g.sw - g.pl;
+            for (r = 0; r < g.r; ++r) {
+              const int32_t ih = ih0 + r * g.dh;
+              for (s = 0; s < g.s; ++s) {
+                const int32_t iw = iw0 + s * g.dw;
+                int8_t* dst = col[p] + (r * g.s + s) * g.c;
+                if (ih < 0 || ih >= g.h || iw < 0 || iw >= g.w) {
+                  for (c = 0; c < g.c; ++c) dst[c] = (int8_t)in_zp;
+                } else {
+                  const int8_t* src = in + n * isn + ih * ish + iw * isw;
+                  for (c = 0; c < g.c; ++c) dst[c] = src[c];
+                }
+              }
             }
           }
-          dense_out(col, ncol, w, wsk, bias, rq, in_off, out_zp, act_min, act_max,
-                    out + n * osn + oh * osh + ow * osw, osc, g.k);
+          if (npix == 2)
+            dense_out2(col[0], col[1], ncol, w, wsk, bias, rq, in_off, out_zp, act_min, act_max,
+                       out + n * osn + oh * osh + ow * osw, out + n * osn + oh * osh + (ow + 1) * osw,
+                       osc, g.k);
+          else
+            dense_out(col[0], ncol, w, wsk, bias, rq, in_off, out_zp, act_min, act_max,
+                      out + n * osn + oh * osh + ow * osw, osc, g.k);
         }
       }
     }
@@ -198,7 +237,50 @@ sp_status_t sp_conv_s8_depthwise(const sp_tensor_t* in_desc, const int8_t* in, i
     enum { kChunk = 64, kTaps = 64 };
     int32_t acc[kChunk];
     int32_t txo[kTaps], two[kTaps]; /* tap offsets in the input and in the weights */
-    const int dw_fast = g.r * g.s <= kTaps;
+    if (g.r * g.s <= kTaps) {
+      /* Per output pixel: the window's tap offsets once, then four channels at a time over all
+       * taps with the accumulators in registers, requantised at once. */
+      for (n = 0; n < g.n; ++n) {
+        for (oh = 0; oh < g.oh; ++oh) {
+          const int32_t ih0 = oh * g.sh - g.pt;
+          int32_t r_lo, r_hi;
+          tap_range(ih0, g.r, g.dh, g.h, &r_lo, &r_hi);
+          for (ow = 0; ow < g.ow; ++ow) {
+            const int32_t iw0 = ow * g.sw - g.pl;
+            int32_t s_lo, s_hi, ntap = 0, t;
+            int8_t* const po = out + n * osn + oh * osh + ow * osw;
+            const int8_t* const pin = in + n * isn;
+            tap_range(iw0, g.s, g.dw, g.w, &s_lo, &s_hi);
+            for (r = r_lo; r < r_hi; ++r)
+              for (s = s_lo; s < s_hi; ++s) {
+                txo[ntap] = (ih0 + r * g.dh) * ish + (iw0 + s * g.dw) * isw;
+                two[ntap] = r * wsr + s * wss;
+                ++ntap;
+              }
+            for (c = 0; c + 4 <= g.c; c += 4) {
+              int32_t a4[4] = {0, 0, 0, 0};
+              if (bias) {
+                a4[0] = bias[c];
+                a4[1] = bias[c + 1];
+                a4[2] = bias[c + 2];
+                a4[3] = bias[c + 3];
+              }
+              sp_dw4_s8(pin + c, txo, w + c, two, ntap, in_off, a4);
+              po[c] = requant_out(a4[0], &rq[c], out_zp, act_min, act_max);
+              po[c + 1] = requant_out(a4[1], &rq[c + 1], out_zp, act_min, act_max);
+              po[c + 2] = requant_out(a4[2], &rq[c + 2], out_zp, act_min, act_max);
+              po[c + 3] = requant_out(a4[3], &rq[c + 3], out_zp, act_min, act_max);
+            }
+            for (; c < g.c; ++c) {
+              int32_t a = bias ? bias[c] : 0;
+              for (t = 0; t < ntap; ++t) a += ((int32_t)pin[c + txo[t]] + in_off) * (int32_t)w[c + two[t]];
+              po[c] = requant_out(a, &rq[c], out_zp, act_min, act_max);
+            }
+          }
+        }
+      }
+      return SP_OK;
+    }
     for (n = 0; n < g.n; ++n) {
       for (oh = 0; oh < g.oh; ++oh) {
         const int32_t ih0 = oh * g.sh - g.pt;
@@ -214,22 +296,6 @@ sp_status_t sp_conv_s8_depthwise(const sp_tensor_t* in_desc, const int8_t* in, i
             const int32_t nc = SP_MIN(kChunk, g.c - c0);
             int32_t i;
             for (i = 0; i < nc; ++i) acc[i] = 0;
-            if (dw_fast) { /* four channels at a time over the window's taps, in registers */
-              int32_t ntap = 0;
-              for (r = r_lo; r < r_hi; ++r)
-                for (s = s_lo; s < s_hi; ++s) {
-                  txo[ntap] = (ih0 + r * g.dh) * ish + (iw0 + s * g.dw) * isw;
-                  two[ntap] = r * wsr + s * wss;
-                  ++ntap;
-                }
-              for (i = 0; i + 4 <= nc; i += 4)
-                sp_dw4_s8(in + n * isn + c0 + i, txo, w + c0 + i, two, ntap, in_off, acc + i);
-              for (; i < nc; ++i) {
-                int32_t t;
-                for (t = 0; t < ntap; ++t)
-                  acc[i] += ((int32_t)in[n * isn + c0 + i + txo[t]] + in_off) * (int32_t)w[c0 + i + two[t]];
-              }
-            } else
             for (r = r_lo; r < r_hi; ++r) {
               const int8_t* prow = in + n * isn + (ih0 + r * g.dh) * ish + c0;
               const int8_t* wrow = w + r * wsr + c0;
@@ -301,12 +367,19 @@ sp_status_t sp_conv_s8_pointwise(const sp_tensor_t* in_desc, const int8_t* in, i
   if (st != SP_OK) return st;
   if (g.r != 1 || g.s != 1 || groups != 1 || pad[0] || pad[1] || pad[2] || pad[3])
     return SP_BAD_ARGUMENT;
-  if (isc == 1 && wsc == 1) { /* dense NHWC input, [K][C] weights: SIMD dot products */
+  if (isc == 1 && wsc == 1) { /* dense NHWC input, [K][C] weights: SIMD, two pixels at a time */
     for (n = 0; n < g.n; ++n)
-      for (oh = 0; oh < g.oh; ++oh)
-        for (ow = 0; ow < g.ow; ++ow)
-          dense_out(in + n * isn + oh * g.sh * ish + ow * g.sw * isw, g.c, w, wsk, bias, rq, in_off,
-                    out_zp, act_min, act_max, out + n * osn + oh * osh + ow * osw, osc, g.k);
+      for (oh = 0; oh < g.oh; ++oh) {
+        const int8_t* const xrow = in + n * isn + oh * g.sh * ish;
+        int8_t* const orow = out + n * osn + oh * osh;
+        for (ow = 0; ow + 2 <= g.ow; ow += 2)
+          dense_out2(xrow + ow * g.sw * isw, xrow + (ow + 1) * g.sw * isw, g.c, w, wsk, bias, rq,
+                     in_off, out_zp, act_min, act_max, orow + ow * osw, orow + (ow + 1) * osw, osc,
+                     g.k);
+        if (ow < g.ow)
+          dense_out(xrow + ow * g.sw * isw, g.c, w, wsk, bias, rq, in_off, out_zp, act_min, act_max,
+                    orow + ow * osw, osc, g.k);
+      }
     return SP_OK;
   }
   for (n = 0; n < g.n; ++n) {

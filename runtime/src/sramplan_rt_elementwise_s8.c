@@ -27,6 +27,29 @@ static sp_status_t binary_setup(const sp_tensor_t* a_desc, const sp_tensor_t* b_
   return SP_OK;
 }
 
+/* 1 if a, b and out have the same dims and strides and their elements fill [0, numel) exactly
+ * (strides a permutation of a dense layout). */
+static int same_dense_layout(const sp_tensor_t* a, const sp_tensor_t* b, const sp_tensor_t* o) {
+  int32_t d, n = 1;
+  if (!sp_same_dims(a, o) || !sp_same_dims(b, o)) return 0;
+  for (d = 0; d < o->rank; ++d) {
+    if (a->strides[d] != o->strides[d] || b->strides[d] != o->strides[d]) return 0;
+    if (o->dims[d] > 1 && o->strides[d] < 1) return 0;
+    n *= o->dims[d];
+  }
+  /* Every stride >= 1 where dims > 1 and span == numel: the map index -> offset is a bijection
+   * onto [0, numel) only if no two elements collide; span == numel with positive strides of a
+   * mixed-radix layout is exactly that when each stride is the product of the dims inside it. */
+  for (d = 0; d < o->rank; ++d) {
+    int32_t e, inner = 1;
+    if (o->dims[d] <= 1) continue;
+    for (e = 0; e < o->rank; ++e)
+      if (e != d && o->dims[e] > 1 && o->strides[e] < o->strides[d]) inner *= o->dims[e];
+    if (o->strides[d] != inner) return 0;
+  }
+  return n > 0 && sp_tensor_span(o) == n;
+}
+
 static sp_status_t add_sub_s8(const sp_tensor_t* a_desc, const int8_t* a,
                               const sp_tensor_t* b_desc, const int8_t* b,
                               const sp_add_s8_params_t* p, const sp_tensor_t* out_desc,
@@ -39,6 +62,13 @@ static sp_status_t add_sub_s8(const sp_tensor_t* a_desc, const int8_t* a,
     return SP_BAD_ARGUMENT;
   st = binary_setup(a_desc, b_desc, out_desc, as, bs, &it, &inner, ist, &empty);
   if (st != SP_OK || empty) return st;
+  if (sign > 0 && same_dense_layout(a_desc, b_desc, out_desc)) {
+    /* The three tensors have one layout without gaps: element i of each is byte i. */
+    const int32_t n = sp_tensor_numel(out_desc);
+    const sp_add_s8_params_t q = *p; /* a local copy: stores through out cannot alias it */
+    for (i = 0; i < n; ++i) out[i] = sp_fq_add(a[i], b[i], &q);
+    return SP_OK;
+  }
   do {
     const int8_t* pa = a + it.off[0];
     const int8_t* pb = b + it.off[1];

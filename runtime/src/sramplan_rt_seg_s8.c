@@ -53,6 +53,33 @@ static SP_ALWAYS_INLINE void seg_dense_out(const int8_t* x, int32_t n, const int
   }
 }
 
+/* seg_dense_out for two contiguous x vectors x0, x1 into dst0, dst1: two pixels by two outputs per
+ * block (2x2 output blocking: every loaded word feeds two multiply-accumulates). */
+static SP_ALWAYS_INLINE void seg_dense_out2(const int8_t* x0, const int8_t* x1, int32_t n,
+                                            const int8_t* w, const int32_t* bias,
+                                            const sp_requant_t* rq, int32_t in_off, int32_t out_zp,
+                                            int32_t act_min, int32_t act_max, int8_t* dst0,
+                                            int8_t* dst1, int32_t count) {
+  int32_t k = 0;
+  for (; k + 2 <= count; k += 2) {
+    int32_t acc[4] = {0, 0, 0, 0};
+    if (bias) {
+      acc[0] = acc[2] = bias[k];
+      acc[1] = acc[3] = bias[k + 1];
+    }
+    sp_dot2x2_s8(x0, x1, w + k * n, n, n, in_off, acc);
+    dst0[k] = sp_fq_out(acc[0], &rq[k], out_zp, act_min, act_max);
+    dst0[k + 1] = sp_fq_out(acc[1], &rq[k + 1], out_zp, act_min, act_max);
+    dst1[k] = sp_fq_out(acc[2], &rq[k], out_zp, act_min, act_max);
+    dst1[k + 1] = sp_fq_out(acc[3], &rq[k + 1], out_zp, act_min, act_max);
+  }
+  for (; k < count; ++k) {
+    const int32_t b = bias ? bias[k] : 0;
+    dst0[k] = sp_fq_out(b + sp_dot_s8(x0, w + k * n, n, in_off), &rq[k], out_zp, act_min, act_max);
+    dst1[k] = sp_fq_out(b + sp_dot_s8(x1, w + k * n, n, in_off), &rq[k], out_zp, act_min, act_max);
+  }
+}
+
 static int32_t seg_out_dim(int32_t in, int32_t pb, int32_t pe, int32_t k, int32_t d, int32_t s) {
   const int32_t span = in + pb + pe - d * (k - 1) - 1;
   return span < 0 ? 0 : span / s + 1;
@@ -553,15 +580,15 @@ static void seg_expand_conv(const int8_t* base, int32_t size, int32_t in_start, 
         int8_t* dst = col + (a * g->es + b) * cin;
         int32_t off, pos, n1;
         if (ih < 0 || ih >= H || iw < 0 || iw >= W) {
-          memset(dst, ex->in_zp, (size_t)cin);
+          for (m = 0; m < cin; ++m) dst[m] = (int8_t)ex->in_zp;
           continue;
         }
         off = (ih * W + iw) * cin;
         SP_SEG_TR_READ(off, cin);
         pos = seg_pos(in_start, off, size);
         n1 = SP_MIN(cin, size - pos);
-        memcpy(dst, base + pos, (size_t)n1);
-        if (n1 < cin) memcpy(dst + n1, base, (size_t)(cin - n1));
+        for (m = 0; m < n1; ++m) dst[m] = base[pos + m];
+        for (; m < cin; ++m) dst[m] = base[m - n1];
       }
     }
     seg_dense_out(col, wstride, w, bias, rq, in_off, out_zp, act_min, act_max, slot, cmid);
@@ -686,8 +713,23 @@ SP_SEG_LINKAGE sp_status_t SP_SEG_FN(sp_seg_bottleneck_s8)(const sp_seg_pool_t* 
          * (row ih replaces row ih - R, which no later output row needs). */
         const int32_t last = SP_MIN(ih0 + R - 1, H - 1);
         int32_t ih = SP_MAX(next_row, SP_MAX(ih0, 0)), iw;
-        for (; ih <= last; ++ih)
-          for (iw = 0; iw < W; ++iw) SEG_BN_EXPAND(ih, iw, wsB + ((ih % R) * W + iw) * cmid);
+        for (; ih <= last; ++ih) {
+          int8_t* const slots = wsB + (ih % R) * W * cmid;
+          iw = 0;
+          if (eg.pointwise && ex != 0) { /* two pixels at a time where neither wraps the pool */
+            for (; iw + 2 <= W; iw += 2) {
+              const int32_t off0 = (ih * W + iw) * CI;
+              const int32_t p0 = seg_pos(in_start, off0, size);
+              if (p0 + 2 * CI > size) break; /* the rest one by one (wrap-aware) */
+              SP_SEG_TR_READ(off0, CI);
+              SP_SEG_TR_READ(off0 + CI, CI);
+              seg_dense_out2(base + p0, base + p0 + CI, CI, ex->weights, ex->bias, ex->rq, -ex->in_zp,
+                             ex->out_zp, ex->act_min, ex->act_max, slots + iw * cmid,
+                             slots + (iw + 1) * cmid, cmid);
+            }
+          }
+          for (; iw < W; ++iw) SEG_BN_EXPAND(ih, iw, slots + iw * cmid);
+        }
         if (last + 1 > next_row) next_row = last + 1;
       }
       for (ow = 0; ow < OW; ++ow) {
@@ -707,15 +749,21 @@ SP_SEG_LINKAGE sp_status_t SP_SEG_FN(sp_seg_bottleneck_s8)(const sp_seg_pool_t* 
         cached_lo = iw0;
         cached_hi = iw0 + S;
         /* 2. Depthwise on the workspace (padding taps skipped). */
-        for (r = 0; r < R; ++r) {
-          const int32_t ih = ih0 + r;
-          if (ih < 0 || ih >= H) continue;
-          for (s = 0; s < S; ++s) {
-            const int32_t iw = iw0 + s;
-            if (iw < 0 || iw >= W) continue;
-            tx[ntap] = (rows ? (ih % R) * W + iw : r * S + iw % S) * cmid;
-            tw[ntap] = (r * S + s) * cmid;
-            ++ntap;
+        {
+          const int32_t s_lo = iw0 < 0 ? -iw0 : 0, s_hi = SP_MIN(S, W - iw0);
+          const int32_t cm = rows ? 0 : (iw0 + s_lo) % S; /* column cache: (iw0 + s_lo) % S */
+          for (r = 0; r < R; ++r) {
+            const int32_t ih = ih0 + r;
+            int32_t slot0; /* slot of tap s = 0 (row cache) / of the window row (column cache) */
+            if (ih < 0 || ih >= H) continue;
+            slot0 = rows ? (ih % R) * W + iw0 : r * S;
+            for (s = s_lo; s < s_hi; ++s) {
+              int32_t col = cm + (s - s_lo); /* column cache: slot r*S + (iw0 + s) % S */
+              if (col >= S) col -= S;
+              tx[ntap] = (rows ? slot0 + s : slot0 + col) * cmid;
+              tw[ntap] = (r * S + s) * cmid;
+              ++ntap;
+            }
           }
         }
         /* Four channels at a time over all taps (accumulators in registers). */

@@ -170,7 +170,7 @@ std::string Emitter::ConstName(const exec::ConstArray& c) {
   const std::string name = Decl(key, prefix, ArrayDefinition(c.ctype, "@", c.bytes, ""));
   if (is_new) {
     // Repacked weights and biases of segment-aware layers count as weights.
-    (c.role == "segw" || c.role == "bias" ? fw_.weight_bytes : fw_.table_bytes) +=
+    (c.role == "segw" || c.role == "bias" || c.role == "dww" ? fw_.weight_bytes : fw_.table_bytes) +=
         static_cast<int64_t>(c.bytes.size());
   }
   return name;
