@@ -26,6 +26,7 @@ std::string Emitter::ModelC(const std::string& run_body, const std::string& chec
        " bytes in .rodata (flash).\n";
   c += " * " + std::to_string(fw_.steps) + " steps, " + std::to_string(fw_.kernel_calls) +
        " kernel call sites; the calls are the records the host executors run (exec/kernels.h).\n";
+  c += " * int8 kernels: " + Comment(fw_.kernels) + ".\n";
   c += " * main() prints the FNV-1a 32 checksum of the outputs; the host arena executor's is " +
        Hex32(fw_.expected_checksum) + ". */\n";
   c += "#include <stddef.h>\n#include <stdint.h>\n#include <string.h>\n\n";
