@@ -142,7 +142,9 @@ sp_status_t sp_conv_s8_generic(const sp_tensor_t* in_desc, const int8_t* in, int
      * into one contiguous column (padding taps as the input zero point, which add 0), then four
      * output channels at a time over the column. */
     int8_t col[2][CONV_COL_MAX];
-    const int32_t ncol = g.r * g.s * g.c;
+    const int32_t ncol = g.r * g.s * g.c, ncol4 = (ncol + 3) & ~3;
+    const int pad4 = ncol4 != ncol && ncol4 <= CONV_COL_MAX && wsk == ncol;
+    for (c = ncol; c < ncol4 && c < CONV_COL_MAX; ++c) col[0][c] = col[1][c] = (int8_t)in_zp;
     for (n = 0; n < g.n; ++n) {
       for (oh = 0; oh < g.oh; ++oh) {
         const int32_t ih0 = oh * g.sh - g.pt;
@@ -151,8 +153,15 @@ sp_status_t sp_conv_s8_generic(const sp_tensor_t* in_desc, const int8_t* in, int
           int32_t p;
           for (p = 0; p < npix; ++p) { /* the windows of pixels ow and ow + 1 */
             const int32_t iw0 = (ow + p) * g.sw - g.pl;
+            const int row_inside = g.dw == 1 && iw0 >= 0 && iw0 + g.s <= g.w;
             for (r = 0; r < g.r; ++r) {
               const int32_t ih = ih0 + r * g.dh;
+              if (row_inside && ih >= 0 && ih < g.h) { /* the window row: S*C contiguous bytes */
+                const int8_t* src = in + n * isn + ih * ish + iw0 * isw;
+                int8_t* dst = col[p] + r * g.s * g.c;
+                for (c = 0; c < g.s * g.c; ++c) dst[c] = src[c];
+                continue;
+              }
               for (s = 0; s < g.s; ++s) {
                 const int32_t iw = iw0 + s * g.dw;
                 int8_t* dst = col[p] + (r * g.s + s) * g.c;
@@ -165,7 +174,18 @@ sp_status_t sp_conv_s8_generic(const sp_tensor_t* in_desc, const int8_t* in, int
               }
             }
           }
-          if (npix == 2)
+          if (npix == 2 && pad4 && g.k > 1) {
+            /* Columns padded to a multiple of 4 bytes with the input zero point (x + in_off = 0):
+             * the SIMD loop has no scalar tail; the padding meets the first bytes of the next
+             * filter row, which it multiplies by 0. The last row keeps its exact length. */
+            int8_t* const o0 = out + n * osn + oh * osh + ow * osw;
+            int8_t* const o1 = o0 + osw;
+            dense_out2(col[0], col[1], ncol4, w, wsk, bias, rq, in_off, out_zp, act_min, act_max,
+                       o0, o1, osc, g.k - 1);
+            dense_out2(col[0], col[1], ncol, w + (g.k - 1) * wsk, wsk, bias ? bias + g.k - 1 : 0,
+                       rq + g.k - 1, in_off, out_zp, act_min, act_max, o0 + (g.k - 1) * osc,
+                       o1 + (g.k - 1) * osc, osc, 1);
+          } else if (npix == 2)
             dense_out2(col[0], col[1], ncol, w, wsk, bias, rq, in_off, out_zp, act_min, act_max,
                        out + n * osn + oh * osh + ow * osw, out + n * osn + oh * osh + (ow + 1) * osw,
                        osc, g.k);
