@@ -1,5 +1,8 @@
 /* sramplan runtime: int8 convolution and fully connected (integer-only, MCU-safe).
  * TFLite (Micro) reference semantics: ConvPerChannel, DepthwiseConvPerChannel, FullyConnected. */
+#include <string.h>
+
+#include "sp_fast_s8.h"
 #include "sp_internal.h"
 #include "sramplan_rt_int8.h"
 
@@ -60,11 +63,60 @@ static inline void tap_range(int32_t i0, int32_t k, int32_t d, int32_t n, int32_
   *hi = SP_MIN(k, sp_ceil_div_i32(n - i0, d));
 }
 
-static inline int8_t requant_out(int32_t acc, const sp_requant_t* rq, int32_t out_zp,
-                                 int32_t act_min, int32_t act_max) {
-  int32_t v = sp_mbqm_zp(acc, rq->multiplier, rq->shift, out_zp);
-  return (int8_t)sp_clamp_i32(v, act_min, act_max);
+#define requant_out sp_fq_out
+
+/* `count` outputs (dst[k * dst_stride]) of one contiguous x of n bytes: requant(bias[k] +
+ * x . w[k * ws ..]), four output channels at a time (each loaded word of x feeds four rows). */
+static SP_ALWAYS_INLINE void dense_out(const int8_t* x, int32_t n, const int8_t* w, int32_t ws,
+                                       const int32_t* bias, const sp_requant_t* rq, int32_t in_off,
+                                       int32_t out_zp, int32_t act_min, int32_t act_max,
+                                       int8_t* dst, int32_t dst_stride, int32_t count) {
+  int32_t k = 0, j;
+  for (; k + 4 <= count; k += 4) {
+    int32_t acc[4] = {0, 0, 0, 0};
+    if (bias) {
+      for (j = 0; j < 4; ++j) acc[j] = bias[k + j];
+    }
+    sp_dot4_s8(x, w + k * ws, ws, n, in_off, acc);
+    for (j = 0; j < 4; ++j)
+      dst[(k + j) * dst_stride] = sp_fq_out(acc[j], &rq[k + j], out_zp, act_min, act_max);
+  }
+  for (; k < count; ++k) {
+    const int32_t acc = sp_dot_s8(x, w + k * ws, n, in_off) + (bias ? bias[k] : 0);
+    dst[k * dst_stride] = sp_fq_out(acc, &rq[k], out_zp, act_min, act_max);
+  }
 }
+
+/* dense_out for two pixels x0, x1 (outputs to dst0, dst1): 2x2 blocking, two pixels by two output
+ * channels, so each loaded word of input and of weights feeds two multiply-accumulates. */
+static SP_ALWAYS_INLINE void dense_out2(const int8_t* x0, const int8_t* x1, int32_t n,
+                                        const int8_t* w, int32_t ws, const int32_t* bias,
+                                        const sp_requant_t* rq, int32_t in_off, int32_t out_zp,
+                                        int32_t act_min, int32_t act_max, int8_t* dst0,
+                                        int8_t* dst1, int32_t dst_stride, int32_t count) {
+  int32_t k = 0;
+  for (; k + 2 <= count; k += 2) {
+    int32_t acc[4] = {0, 0, 0, 0};
+    if (bias) {
+      acc[0] = acc[2] = bias[k];
+      acc[1] = acc[3] = bias[k + 1];
+    }
+    sp_dot2x2_s8(x0, x1, w + k * ws, ws, n, in_off, acc);
+    dst0[k * dst_stride] = sp_fq_out(acc[0], &rq[k], out_zp, act_min, act_max);
+    dst0[(k + 1) * dst_stride] = sp_fq_out(acc[1], &rq[k + 1], out_zp, act_min, act_max);
+    dst1[k * dst_stride] = sp_fq_out(acc[2], &rq[k], out_zp, act_min, act_max);
+    dst1[(k + 1) * dst_stride] = sp_fq_out(acc[3], &rq[k + 1], out_zp, act_min, act_max);
+  }
+  if (k < count) {
+    dense_out(x0, n, w + k * ws, ws, bias ? bias + k : 0, rq + k, in_off, out_zp, act_min, act_max,
+              dst0 + k * dst_stride, dst_stride, count - k);
+    dense_out(x1, n, w + k * ws, ws, bias ? bias + k : 0, rq + k, in_off, out_zp, act_min, act_max,
+              dst1 + k * dst_stride, dst_stride, count - k);
+  }
+}
+
+/* Largest R*S*C window the generic convolution gathers into a stack column (the 3x3x3 stem). */
+#define CONV_COL_MAX 64
 
 sp_status_t sp_conv_s8_generic(const sp_tensor_t* in_desc, const int8_t* in, int32_t in_zp,
                                const sp_tensor_t* w_desc, const int8_t* w, const int32_t* bias,
@@ -84,6 +136,67 @@ sp_status_t sp_conv_s8_generic(const sp_tensor_t* in_desc, const int8_t* in, int
   sp_status_t st = conv_check(in_desc, w_desc, out_desc, rq, act_min,
                               act_max, stride, pad, dilation, groups, &g);
   if (st != SP_OK) return st;
+  if (groups == 1 && isc == 1 && wsc == 1 && wss == g.c && wsr == g.s * g.c &&
+      g.r * g.s * g.c <= CONV_COL_MAX && in_zp >= -128 && in_zp <= 127) {
+    /* NHWC input, [K][R][S][C] weights, a small window: each output pixel's window is gathered
+     * into one contiguous column (padding taps as the input zero point, which add 0), then four
+     * output channels at a time over the column. */
+    int8_t col[2][CONV_COL_MAX];
+    const int32_t ncol = g.r * g.s * g.c, ncol4 = (ncol + 3) & ~3;
+    const int pad4 = ncol4 != ncol && ncol4 <= CONV_COL_MAX && wsk == ncol;
+    for (c = ncol; c < ncol4 && c < CONV_COL_MAX; ++c) col[0][c] = col[1][c] = (int8_t)in_zp;
+    for (n = 0; n < g.n; ++n) {
+      for (oh = 0; oh < g.oh; ++oh) {
+        const int32_t ih0 = oh * g.sh - g.pt;
+        for (ow = 0; ow < g.ow; ow += 2) {
+          const int32_t npix = SP_MIN(2, g.ow - ow);
+          int32_t p;
+          for (p = 0; p < npix; ++p) { /* the windows of pixels ow and ow + 1 */
+            const int32_t iw0 = (ow + p) * g.sw - g.pl;
+            const int row_inside = g.dw == 1 && iw0 >= 0 && iw0 + g.s <= g.w;
+            for (r = 0; r < g.r; ++r) {
+              const int32_t ih = ih0 + r * g.dh;
+              if (row_inside && ih >= 0 && ih < g.h) { /* the window row: S*C contiguous bytes */
+                const int8_t* src = in + n * isn + ih * ish + iw0 * isw;
+                int8_t* dst = col[p] + r * g.s * g.c;
+                for (c = 0; c < g.s * g.c; ++c) dst[c] = src[c];
+                continue;
+              }
+              for (s = 0; s < g.s; ++s) {
+                const int32_t iw = iw0 + s * g.dw;
+                int8_t* dst = col[p] + (r * g.s + s) * g.c;
+                if (ih < 0 || ih >= g.h || iw < 0 || iw >= g.w) {
+                  for (c = 0; c < g.c; ++c) dst[c] = (int8_t)in_zp;
+                } else {
+                  const int8_t* src = in + n * isn + ih * ish + iw * isw;
+                  for (c = 0; c < g.c; ++c) dst[c] = src[c];
+                }
+              }
+            }
+          }
+          if (npix == 2 && pad4 && g.k > 1) {
+            /* Columns padded to a multiple of 4 bytes with the input zero point (x + in_off = 0):
+             * the SIMD loop has no scalar tail; the padding meets the first bytes of the next
+             * filter row, which it multiplies by 0. The last row keeps its exact length. */
+            int8_t* const o0 = out + n * osn + oh * osh + ow * osw;
+            int8_t* const o1 = o0 + osw;
+            dense_out2(col[0], col[1], ncol4, w, wsk, bias, rq, in_off, out_zp, act_min, act_max,
+                       o0, o1, osc, g.k - 1);
+            dense_out2(col[0], col[1], ncol, w + (g.k - 1) * wsk, wsk, bias ? bias + g.k - 1 : 0,
+                       rq + g.k - 1, in_off, out_zp, act_min, act_max, o0 + (g.k - 1) * osc,
+                       o1 + (g.k - 1) * osc, osc, 1);
+          } else if (npix == 2)
+            dense_out2(col[0], col[1], ncol, w, wsk, bias, rq, in_off, out_zp, act_min, act_max,
+                       out + n * osn + oh * osh + ow * osw, out + n * osn + oh * osh + (ow + 1) * osw,
+                       osc, g.k);
+          else
+            dense_out(col[0], ncol, w, wsk, bias, rq, in_off, out_zp, act_min, act_max,
+                      out + n * osn + oh * osh + ow * osw, osc, g.k);
+        }
+      }
+    }
+    return SP_OK;
+  }
   for (n = 0; n < g.n; ++n) {
     for (oh = 0; oh < g.oh; ++oh) {
       const int32_t ih0 = oh * g.sh - g.pt;
@@ -141,8 +254,53 @@ sp_status_t sp_conv_s8_depthwise(const sp_tensor_t* in_desc, const int8_t* in, i
      * weights): per output pixel, channel chunks accumulate over the window's taps (taps outer,
      * channels inner, which vectorises). Every output pixel is still computed from its whole window
      * before it is stored, so the result is the generic loop's bit for bit. */
-    enum { kChunk = 64 };
+    enum { kChunk = 64, kTaps = 64 };
     int32_t acc[kChunk];
+    int32_t txo[kTaps], two[kTaps]; /* tap offsets in the input and in the weights */
+    if (g.r * g.s <= kTaps) {
+      /* Per output pixel: the window's tap offsets once, then four channels at a time over all
+       * taps with the accumulators in registers, requantised at once. */
+      for (n = 0; n < g.n; ++n) {
+        for (oh = 0; oh < g.oh; ++oh) {
+          const int32_t ih0 = oh * g.sh - g.pt;
+          int32_t r_lo, r_hi;
+          tap_range(ih0, g.r, g.dh, g.h, &r_lo, &r_hi);
+          for (ow = 0; ow < g.ow; ++ow) {
+            const int32_t iw0 = ow * g.sw - g.pl;
+            int32_t s_lo, s_hi, ntap = 0, t;
+            int8_t* const po = out + n * osn + oh * osh + ow * osw;
+            const int8_t* const pin = in + n * isn;
+            tap_range(iw0, g.s, g.dw, g.w, &s_lo, &s_hi);
+            for (r = r_lo; r < r_hi; ++r)
+              for (s = s_lo; s < s_hi; ++s) {
+                txo[ntap] = (ih0 + r * g.dh) * ish + (iw0 + s * g.dw) * isw;
+                two[ntap] = r * wsr + s * wss;
+                ++ntap;
+              }
+            for (c = 0; c + 4 <= g.c; c += 4) {
+              int32_t a4[4] = {0, 0, 0, 0};
+              if (bias) {
+                a4[0] = bias[c];
+                a4[1] = bias[c + 1];
+                a4[2] = bias[c + 2];
+                a4[3] = bias[c + 3];
+              }
+              sp_dw4_s8(pin + c, txo, w + c, two, ntap, in_off, a4);
+              po[c] = requant_out(a4[0], &rq[c], out_zp, act_min, act_max);
+              po[c + 1] = requant_out(a4[1], &rq[c + 1], out_zp, act_min, act_max);
+              po[c + 2] = requant_out(a4[2], &rq[c + 2], out_zp, act_min, act_max);
+              po[c + 3] = requant_out(a4[3], &rq[c + 3], out_zp, act_min, act_max);
+            }
+            for (; c < g.c; ++c) {
+              int32_t a = bias ? bias[c] : 0;
+              for (t = 0; t < ntap; ++t) a += ((int32_t)pin[c + txo[t]] + in_off) * (int32_t)w[c + two[t]];
+              po[c] = requant_out(a, &rq[c], out_zp, act_min, act_max);
+            }
+          }
+        }
+      }
+      return SP_OK;
+    }
     for (n = 0; n < g.n; ++n) {
       for (oh = 0; oh < g.oh; ++oh) {
         const int32_t ih0 = oh * g.sh - g.pt;
@@ -229,6 +387,21 @@ sp_status_t sp_conv_s8_pointwise(const sp_tensor_t* in_desc, const int8_t* in, i
   if (st != SP_OK) return st;
   if (g.r != 1 || g.s != 1 || groups != 1 || pad[0] || pad[1] || pad[2] || pad[3])
     return SP_BAD_ARGUMENT;
+  if (isc == 1 && wsc == 1) { /* dense NHWC input, [K][C] weights: SIMD, two pixels at a time */
+    for (n = 0; n < g.n; ++n)
+      for (oh = 0; oh < g.oh; ++oh) {
+        const int8_t* const xrow = in + n * isn + oh * g.sh * ish;
+        int8_t* const orow = out + n * osn + oh * osh;
+        for (ow = 0; ow + 2 <= g.ow; ow += 2)
+          dense_out2(xrow + ow * g.sw * isw, xrow + (ow + 1) * g.sw * isw, g.c, w, wsk, bias, rq,
+                     in_off, out_zp, act_min, act_max, orow + ow * osw, orow + (ow + 1) * osw, osc,
+                     g.k);
+        if (ow < g.ow)
+          dense_out(xrow + ow * g.sw * isw, g.c, w, wsk, bias, rq, in_off, out_zp, act_min, act_max,
+                    orow + ow * osw, osc, g.k);
+      }
+    return SP_OK;
+  }
   for (n = 0; n < g.n; ++n) {
     for (oh = 0; oh < g.oh; ++oh) {
       for (ow = 0; ow < g.ow; ++ow) {
@@ -283,6 +456,12 @@ sp_status_t sp_fully_connected_s8(const sp_tensor_t* in_desc, const int8_t* in, 
   N = w_desc->dims[0];
   if (w_desc->dims[1] != K || out_desc->dims[0] != M || out_desc->dims[1] != N)
     return SP_BAD_ARGUMENT;
+  if (in_desc->strides[1] == 1 && w_desc->strides[1] == 1) {
+    for (m = 0; m < M; ++m)
+      dense_out(in + m * in_desc->strides[0], K, w, w_desc->strides[0], bias, rq, in_off, out_zp,
+                act_min, act_max, out + m * out_desc->strides[0], out_desc->strides[1], N);
+    return SP_OK;
+  }
   for (m = 0; m < M; ++m) {
     const int8_t* row = in + m * in_desc->strides[0];
     for (n = 0; n < N; ++n) {

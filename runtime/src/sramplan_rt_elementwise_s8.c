@@ -1,5 +1,6 @@
 /* sramplan runtime: int8 elementwise kernels and softmax (integer-only, MCU-safe).
  * TFLite (Micro) reference semantics for Add/Sub/Mul; see sramplan_rt_int8.h for softmax. */
+#include "sp_fast_s8.h"
 #include "sp_internal.h"
 #include "sramplan_rt_int8.h"
 
@@ -26,6 +27,29 @@ static sp_status_t binary_setup(const sp_tensor_t* a_desc, const sp_tensor_t* b_
   return SP_OK;
 }
 
+/* 1 if a, b and out have the same dims and strides and their elements fill [0, numel) exactly
+ * (strides a permutation of a dense layout). */
+static int same_dense_layout(const sp_tensor_t* a, const sp_tensor_t* b, const sp_tensor_t* o) {
+  int32_t d, n = 1;
+  if (!sp_same_dims(a, o) || !sp_same_dims(b, o)) return 0;
+  for (d = 0; d < o->rank; ++d) {
+    if (a->strides[d] != o->strides[d] || b->strides[d] != o->strides[d]) return 0;
+    if (o->dims[d] > 1 && o->strides[d] < 1) return 0;
+    n *= o->dims[d];
+  }
+  /* Every stride >= 1 where dims > 1 and span == numel: the map index -> offset is a bijection
+   * onto [0, numel) only if no two elements collide; span == numel with positive strides of a
+   * mixed-radix layout is exactly that when each stride is the product of the dims inside it. */
+  for (d = 0; d < o->rank; ++d) {
+    int32_t e, inner = 1;
+    if (o->dims[d] <= 1) continue;
+    for (e = 0; e < o->rank; ++e)
+      if (e != d && o->dims[e] > 1 && o->strides[e] < o->strides[d]) inner *= o->dims[e];
+    if (o->strides[d] != inner) return 0;
+  }
+  return n > 0 && sp_tensor_span(o) == n;
+}
+
 static sp_status_t add_sub_s8(const sp_tensor_t* a_desc, const int8_t* a,
                               const sp_tensor_t* b_desc, const int8_t* b,
                               const sp_add_s8_params_t* p, const sp_tensor_t* out_desc,
@@ -38,6 +62,13 @@ static sp_status_t add_sub_s8(const sp_tensor_t* a_desc, const int8_t* a,
     return SP_BAD_ARGUMENT;
   st = binary_setup(a_desc, b_desc, out_desc, as, bs, &it, &inner, ist, &empty);
   if (st != SP_OK || empty) return st;
+  if (sign > 0 && same_dense_layout(a_desc, b_desc, out_desc)) {
+    /* The three tensors have one layout without gaps: element i of each is byte i. */
+    const int32_t n = sp_tensor_numel(out_desc);
+    const sp_add_s8_params_t q = *p; /* a local copy: stores through out cannot alias it */
+    for (i = 0; i < n; ++i) out[i] = sp_fq_add(a[i], b[i], &q);
+    return SP_OK;
+  }
   do {
     const int8_t* pa = a + it.off[0];
     const int8_t* pb = b + it.off[1];
@@ -45,11 +76,12 @@ static sp_status_t add_sub_s8(const sp_tensor_t* a_desc, const int8_t* a,
     for (i = 0; i < inner; ++i) {
       const int32_t x1 = ((int32_t)pa[i * ist[0]] - p->in1_zp) * (1 << p->left_shift);
       const int32_t x2 = ((int32_t)pb[i * ist[1]] - p->in2_zp) * (1 << p->left_shift);
-      const int32_t s1 = sp_mbqm(x1, p->in1_rq.multiplier, p->in1_rq.shift);
-      const int32_t s2 = sp_mbqm(x2, p->in2_rq.multiplier, p->in2_rq.shift);
+      const int32_t s1 = sp_fq_mbqm(x1, p->in1_rq.multiplier, p->in1_rq.shift);
+      const int32_t s2 = sp_fq_mbqm(x2, p->in2_rq.multiplier, p->in2_rq.shift);
       const int32_t raw = sign > 0 ? s1 + s2 : s1 - s2;
-      const int32_t v = sp_mbqm_zp(raw, p->out_rq.multiplier, p->out_rq.shift, p->out_zp);
-      po[i * ist[2]] = (int8_t)sp_clamp_i32(v, p->act_min, p->act_max);
+      int32_t v = sp_fq_mbqm(raw, p->out_rq.multiplier, p->out_rq.shift);
+      v = v > (1 << 30) ? (1 << 30) : (v < -(1 << 30) ? -(1 << 30) : v); /* as sp_mbqm_zp */
+      po[i * ist[2]] = (int8_t)sp_clamp_i32(v + p->out_zp, p->act_min, p->act_max);
     }
   } while (sp_iter_next(&it));
   return SP_OK;

@@ -7,6 +7,7 @@
  * loops below. In the MCU build the hooks expand to nothing. */
 #include <string.h>
 
+#include "sp_fast_s8.h"
 #include "sp_internal.h"
 #include "sramplan_rt_seg.h"
 
@@ -25,26 +26,58 @@ static inline int32_t seg_pos(int32_t start, int32_t off, int32_t size) {
   return a >= size ? a - size : a;
 }
 
-static SP_ALWAYS_INLINE int32_t seg_dot(const int8_t* x, const int8_t* w, int32_t n, int32_t in_off) {
-  int32_t acc = 0, i;
-  for (i = 0; i < n; ++i) acc += ((int32_t)x[i] + in_off) * (int32_t)w[i];
-  return acc;
-}
-
-static SP_ALWAYS_INLINE int8_t seg_requant(int32_t acc, const sp_requant_t* rq, int32_t out_zp,
-                                 int32_t act_min, int32_t act_max) {
-  const int32_t v = sp_mbqm_zp(acc, rq->multiplier, rq->shift, out_zp);
-  return (int8_t)sp_clamp_i32(v, act_min, act_max);
-}
-
+/* The inner loops are sp_fast_s8.h's (SIMD on Cortex-M with DSP, portable C elsewhere). */
+#define seg_dot sp_dot_s8
+#define seg_requant sp_fq_out
 /* TFLite int8 Add, exactly as sp_add_s8. */
-static inline int8_t seg_add(int32_t a, int32_t b, const sp_add_s8_params_t* p) {
-  const int32_t x1 = (a - p->in1_zp) * (1 << p->left_shift);
-  const int32_t x2 = (b - p->in2_zp) * (1 << p->left_shift);
-  const int32_t s1 = sp_mbqm(x1, p->in1_rq.multiplier, p->in1_rq.shift);
-  const int32_t s2 = sp_mbqm(x2, p->in2_rq.multiplier, p->in2_rq.shift);
-  const int32_t v = sp_mbqm_zp(s1 + s2, p->out_rq.multiplier, p->out_rq.shift, p->out_zp);
-  return (int8_t)sp_clamp_i32(v, p->act_min, p->act_max);
+#define seg_add sp_fq_add
+
+/* `count` outputs of one contiguous x (n bytes): dst[k] = requant(bias[k] + x . w[k*n ..]), four
+ * outputs at a time (each loaded word of x feeds four weight rows). */
+static SP_ALWAYS_INLINE void seg_dense_out(const int8_t* x, int32_t n, const int8_t* w,
+                                           const int32_t* bias, const sp_requant_t* rq,
+                                           int32_t in_off, int32_t out_zp, int32_t act_min,
+                                           int32_t act_max, int8_t* dst, int32_t count) {
+  int32_t k = 0, j;
+  for (; k + 4 <= count; k += 4) {
+    int32_t acc[4] = {0, 0, 0, 0};
+    if (bias) {
+      for (j = 0; j < 4; ++j) acc[j] = bias[k + j];
+    }
+    sp_dot4_s8(x, w + k * n, n, n, in_off, acc);
+    for (j = 0; j < 4; ++j) dst[k + j] = sp_fq_out(acc[j], &rq[k + j], out_zp, act_min, act_max);
+  }
+  for (; k < count; ++k) {
+    const int32_t acc = sp_dot_s8(x, w + k * n, n, in_off) + (bias ? bias[k] : 0);
+    dst[k] = sp_fq_out(acc, &rq[k], out_zp, act_min, act_max);
+  }
+}
+
+/* seg_dense_out for two contiguous x vectors x0, x1 into dst0, dst1: two pixels by two outputs per
+ * block (2x2 output blocking: every loaded word feeds two multiply-accumulates). */
+static SP_ALWAYS_INLINE void seg_dense_out2(const int8_t* x0, const int8_t* x1, int32_t n,
+                                            const int8_t* w, const int32_t* bias,
+                                            const sp_requant_t* rq, int32_t in_off, int32_t out_zp,
+                                            int32_t act_min, int32_t act_max, int8_t* dst0,
+                                            int8_t* dst1, int32_t count) {
+  int32_t k = 0;
+  for (; k + 2 <= count; k += 2) {
+    int32_t acc[4] = {0, 0, 0, 0};
+    if (bias) {
+      acc[0] = acc[2] = bias[k];
+      acc[1] = acc[3] = bias[k + 1];
+    }
+    sp_dot2x2_s8(x0, x1, w + k * n, n, n, in_off, acc);
+    dst0[k] = sp_fq_out(acc[0], &rq[k], out_zp, act_min, act_max);
+    dst0[k + 1] = sp_fq_out(acc[1], &rq[k + 1], out_zp, act_min, act_max);
+    dst1[k] = sp_fq_out(acc[2], &rq[k], out_zp, act_min, act_max);
+    dst1[k + 1] = sp_fq_out(acc[3], &rq[k + 1], out_zp, act_min, act_max);
+  }
+  for (; k < count; ++k) {
+    const int32_t b = bias ? bias[k] : 0;
+    dst0[k] = sp_fq_out(b + sp_dot_s8(x0, w + k * n, n, in_off), &rq[k], out_zp, act_min, act_max);
+    dst1[k] = sp_fq_out(b + sp_dot_s8(x1, w + k * n, n, in_off), &rq[k], out_zp, act_min, act_max);
+  }
 }
 
 static int32_t seg_out_dim(int32_t in, int32_t pb, int32_t pe, int32_t k, int32_t d, int32_t s) {
@@ -178,6 +211,10 @@ static inline void seg_row_part(const int8_t* x1, int32_t n1, const int8_t* x2, 
                                 const sp_requant_t* rq, int32_t in_off, int32_t out_zp,
                                 int32_t act_min, int32_t act_max, int8_t* dst, int32_t count) {
   int32_t k;
+  if (n2 == 0) {
+    seg_dense_out(x1, n1, w, bias, rq, in_off, out_zp, act_min, act_max, dst, count);
+    return;
+  }
   for (k = 0; k < count; ++k) {
     int32_t acc = seg_dot(x1, w, n1, in_off);
     if (n2) acc += seg_dot(x2, w + n1, n2, in_off);
@@ -501,6 +538,10 @@ static void seg_expand_pixel(const int8_t* base, int32_t size, int32_t pos, int3
     const int32_t* const bias = ex->bias;
     const sp_requant_t* const rq = ex->rq;
     const int32_t out_zp = ex->out_zp, act_min = ex->act_min, act_max = ex->act_max;
+    if (n2 == 0) {
+      seg_dense_out(x1, cin, w, bias, rq, in_off, out_zp, act_min, act_max, slot, cmid);
+      return;
+    }
     for (m = 0; m < cmid; ++m) {
       const int8_t* wm = w + m * cin;
       int32_t acc = seg_dot(x1, wm, n1, in_off);
@@ -510,6 +551,9 @@ static void seg_expand_pixel(const int8_t* base, int32_t size, int32_t pos, int3
     }
   }
 }
+
+/* Largest window (R*S*C_in bytes) the Conv2D expansion gathers into a stack column. */
+#define SEG_COL_MAX 64
 
 /* Expands plane pixel (mh, mw) with a Conv2D expansion into slot (C_mid bytes): reads the input
  * pixels of its window (taps in row-major order, padding skipped), then computes the C_mid outputs.
@@ -525,6 +569,31 @@ static void seg_expand_conv(const int8_t* base, int32_t size, int32_t in_start, 
   const sp_requant_t* const rq = ex->rq;
   const int32_t out_zp = ex->out_zp, act_min = ex->act_min, act_max = ex->act_max;
   int32_t a, b, m, t, ntap = 0;
+  if (g->er * g->es * cin <= SEG_COL_MAX && ex->in_zp >= -128 && ex->in_zp <= 127) {
+    /* Small window (the stem's 3x3x3): gathered into one contiguous column, padding taps as the
+     * input zero point (they add 0), then four outputs at a time over the whole column. */
+    int8_t col[SEG_COL_MAX];
+    for (a = 0; a < g->er; ++a) {
+      const int32_t ih = ih0 + a;
+      for (b = 0; b < g->es; ++b) {
+        const int32_t iw = iw0 + b;
+        int8_t* dst = col + (a * g->es + b) * cin;
+        int32_t off, pos, n1;
+        if (ih < 0 || ih >= H || iw < 0 || iw >= W) {
+          for (m = 0; m < cin; ++m) dst[m] = (int8_t)ex->in_zp;
+          continue;
+        }
+        off = (ih * W + iw) * cin;
+        SP_SEG_TR_READ(off, cin);
+        pos = seg_pos(in_start, off, size);
+        n1 = SP_MIN(cin, size - pos);
+        for (m = 0; m < n1; ++m) dst[m] = base[pos + m];
+        for (; m < cin; ++m) dst[m] = base[m - n1];
+      }
+    }
+    seg_dense_out(col, wstride, w, bias, rq, in_off, out_zp, act_min, act_max, slot, cmid);
+    return;
+  }
   for (a = 0; a < g->er; ++a) {
     const int32_t ih = ih0 + a;
     if (ih < 0 || ih >= H) continue;
@@ -558,9 +627,8 @@ SP_SEG_LINKAGE sp_status_t SP_SEG_FN(sp_seg_bottleneck_s8)(const sp_seg_pool_t* 
                                                            const sp_seg_bottleneck_s8_t* params,
                                                            int8_t* workspace,
                                                            int32_t workspace_bytes) {
-  seg_tap_t taps[SP_SEG_MAX_TAPS];
+  int32_t tx[SP_SEG_MAX_TAPS], tw[SP_SEG_MAX_TAPS]; /* depthwise taps: workspace, weight offsets */
   seg_tap_t etaps[SP_SEG_MAX_TAPS];
-  int32_t dacc[SP_SEG_DW_CHUNK];
   seg_bn_geom_t eg;
   int32_t OH, OW, size, in_bytes, out_bytes, cmid, ws, oh, ow, r, s, t, c, k;
   const sp_seg_layer_s8_t* ex;
@@ -645,8 +713,23 @@ SP_SEG_LINKAGE sp_status_t SP_SEG_FN(sp_seg_bottleneck_s8)(const sp_seg_pool_t* 
          * (row ih replaces row ih - R, which no later output row needs). */
         const int32_t last = SP_MIN(ih0 + R - 1, H - 1);
         int32_t ih = SP_MAX(next_row, SP_MAX(ih0, 0)), iw;
-        for (; ih <= last; ++ih)
-          for (iw = 0; iw < W; ++iw) SEG_BN_EXPAND(ih, iw, wsB + ((ih % R) * W + iw) * cmid);
+        for (; ih <= last; ++ih) {
+          int8_t* const slots = wsB + (ih % R) * W * cmid;
+          iw = 0;
+          if (eg.pointwise && ex != 0) { /* two pixels at a time where neither wraps the pool */
+            for (; iw + 2 <= W; iw += 2) {
+              const int32_t off0 = (ih * W + iw) * CI;
+              const int32_t p0 = seg_pos(in_start, off0, size);
+              if (p0 + 2 * CI > size) break; /* the rest one by one (wrap-aware) */
+              SP_SEG_TR_READ(off0, CI);
+              SP_SEG_TR_READ(off0 + CI, CI);
+              seg_dense_out2(base + p0, base + p0 + CI, CI, ex->weights, ex->bias, ex->rq, -ex->in_zp,
+                             ex->out_zp, ex->act_min, ex->act_max, slots + iw * cmid,
+                             slots + (iw + 1) * cmid, cmid);
+            }
+          }
+          for (; iw < W; ++iw) SEG_BN_EXPAND(ih, iw, slots + iw * cmid);
+        }
         if (last + 1 > next_row) next_row = last + 1;
       }
       for (ow = 0; ow < OW; ++ow) {
@@ -666,31 +749,37 @@ SP_SEG_LINKAGE sp_status_t SP_SEG_FN(sp_seg_bottleneck_s8)(const sp_seg_pool_t* 
         cached_lo = iw0;
         cached_hi = iw0 + S;
         /* 2. Depthwise on the workspace (padding taps skipped). */
-        for (r = 0; r < R; ++r) {
-          const int32_t ih = ih0 + r;
-          if (ih < 0 || ih >= H) continue;
-          for (s = 0; s < S; ++s) {
-            const int32_t iw = iw0 + s;
-            if (iw < 0 || iw >= W) continue;
-            taps[ntap].pos = (rows ? (ih % R) * W + iw : r * S + iw % S) * cmid;
-            taps[ntap].woff = (r * S + s) * cmid;
-            ++ntap;
+        {
+          const int32_t s_lo = iw0 < 0 ? -iw0 : 0, s_hi = SP_MIN(S, W - iw0);
+          const int32_t cm = rows ? 0 : (iw0 + s_lo) % S; /* column cache: (iw0 + s_lo) % S */
+          for (r = 0; r < R; ++r) {
+            const int32_t ih = ih0 + r;
+            int32_t slot0; /* slot of tap s = 0 (row cache) / of the window row (column cache) */
+            if (ih < 0 || ih >= H) continue;
+            slot0 = rows ? (ih % R) * W + iw0 : r * S;
+            for (s = s_lo; s < s_hi; ++s) {
+              int32_t col = cm + (s - s_lo); /* column cache: slot r*S + (iw0 + s) % S */
+              if (col >= S) col -= S;
+              tx[ntap] = (rows ? slot0 + s : slot0 + col) * cmid;
+              tw[ntap] = (r * S + s) * cmid;
+              ++ntap;
+            }
           }
         }
-        /* Channel chunks: taps outer, channels inner (vectorisable), as sp_seg_depthwise_s8. */
-        for (c = 0; c < cmid; c += SP_SEG_DW_CHUNK) {
-          const int32_t n = SP_MIN(SP_SEG_DW_CHUNK, cmid - c);
+        /* Four channels at a time over all taps (accumulators in registers). */
+        for (c = 0; c + 4 <= cmid; c += 4) {
+          int32_t a4[4] = {0, 0, 0, 0};
           int32_t i;
-          for (i = 0; i < n; ++i) dacc[i] = 0;
-          for (t = 0; t < ntap; ++t) {
-            const int8_t* x = wsB + taps[t].pos + c;
-            const int8_t* wt = dw_w + taps[t].woff + c;
-            for (i = 0; i < n; ++i) dacc[i] += ((int32_t)x[i] + dw_in_off) * (int32_t)wt[i];
-          }
-          if (dw_bias) {
-            for (i = 0; i < n; ++i) dacc[i] += dw_bias[c + i];
-          }
-          for (i = 0; i < n; ++i) wsC[c + i] = seg_requant(dacc[i], &dw_rq[c + i], dw_zp, dw_min, dw_max);
+          sp_dw4_s8(wsB + c, tx, dw_w + c, tw, ntap, dw_in_off, a4);
+          for (i = 0; i < 4; ++i)
+            wsC[c + i] = seg_requant(a4[i] + (dw_bias ? dw_bias[c + i] : 0), &dw_rq[c + i], dw_zp,
+                                     dw_min, dw_max);
+        }
+        for (; c < cmid; ++c) {
+          int32_t a = dw_bias ? dw_bias[c] : 0;
+          for (t = 0; t < ntap; ++t)
+            a += ((int32_t)wsB[tx[t] + c] + dw_in_off) * (int32_t)dw_w[tw[t] + c];
+          wsC[c] = seg_requant(a, &dw_rq[c], dw_zp, dw_min, dw_max);
         }
         /* 3. Project; 4. store (with the residual add). */
         {
@@ -700,7 +789,12 @@ SP_SEG_LINKAGE sp_status_t SP_SEG_FN(sp_seg_bottleneck_s8)(const sp_seg_pool_t* 
             int8_t* dst = base + opos;
             int32_t kb = 0, kend = on1;
             k = 0;
-            for (;;) {
+            if (on1 == CO) { /* the output pixel does not wrap */
+              seg_dense_out(wsC, cmid, pj_w, pj_bias, pj_rq, pj_in_off, pj_zp, pj_min, pj_max, dst, CO);
+              SP_SEG_TR_WRITE(out_off, CO);
+              k = CO;
+            }
+            while (k < CO) {
               for (; k < kend; ++k) {
                 int32_t acc = seg_dot(wsC, pj_w + k * cmid, cmid, pj_in_off);
                 if (pj_bias) acc += pj_bias[k];
@@ -716,11 +810,7 @@ SP_SEG_LINKAGE sp_status_t SP_SEG_FN(sp_seg_bottleneck_s8)(const sp_seg_pool_t* 
             const int32_t in_off = (oh * W + ow) * CI; /* the residual pixel (stride 1) */
             int32_t ipos = seg_pos(in_start, in_off, size);
             int32_t o = opos;
-            for (k = 0; k < CO; ++k) {
-              int32_t acc = seg_dot(wsC, pj_w + k * cmid, cmid, pj_in_off);
-              if (pj_bias) acc += pj_bias[k];
-              wsD[k] = seg_requant(acc, &pj_rq[k], pj_zp, pj_min, pj_max);
-            }
+            seg_dense_out(wsC, cmid, pj_w, pj_bias, pj_rq, pj_in_off, pj_zp, pj_min, pj_max, wsD, CO);
             /* Runs that wrap neither in the input nor in the output pixel (at most 3). */
             k = 0;
             while (k < CO) {

@@ -170,7 +170,7 @@ std::string Emitter::ConstName(const exec::ConstArray& c) {
   const std::string name = Decl(key, prefix, ArrayDefinition(c.ctype, "@", c.bytes, ""));
   if (is_new) {
     // Repacked weights and biases of segment-aware layers count as weights.
-    (c.role == "segw" || c.role == "bias" ? fw_.weight_bytes : fw_.table_bytes) +=
+    (c.role == "segw" || c.role == "bias" || c.role == "dww" ? fw_.weight_bytes : fw_.table_bytes) +=
         static_cast<int64_t>(c.bytes.size());
   }
   return name;
@@ -212,6 +212,9 @@ StatusOr<Firmware> Emitter::Run() {
     return InvalidArgument("unknown --cpu '" + cpu + "'; choose cortex-m3, cortex-m4 or cortex-m7");
   }
   fw_.cpu = cpu;
+  fw_.kernels = cpu == "cortex-m3"
+                    ? "portable C (cortex-m3 has no DSP extension: no SXTB16/SMLAD)"
+                    : "SIMD (SXTB16/SXTAB16 + SMLAD, " + cpu + " DSP extension)";
   fw_.arena_bytes = arena_level_->used_bytes;
   fw_.stack_bytes = o_.stack_bytes;
   fw_.ram_capacity = std::min<int64_t>(arena_level_->capacity, kQemuRegionBytes);

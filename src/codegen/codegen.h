@@ -42,6 +42,9 @@ struct Firmware {
   std::vector<std::pair<std::string, std::string>> files;
   std::string cpu;           // -mcpu
   std::string machine;       // qemu-system-arm -M
+  // Which int8 kernel paths the firmware compiles (runtime/src/sp_fast_s8.h): the SIMD path where
+  // the CPU has the DSP extension (Cortex-M4/M7), the portable C loops where it has not (Cortex-M3).
+  std::string kernels;
   int64_t arena_bytes = 0;   // the static arena (the plan's arena level used bytes)
   int64_t weight_bytes = 0;  // graph constants emitted as const arrays (flash)
   int64_t input_bytes = 0;   // graph inputs emitted as const arrays (flash)

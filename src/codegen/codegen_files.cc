@@ -26,6 +26,7 @@ std::string Emitter::ModelC(const std::string& run_body, const std::string& chec
        " bytes in .rodata (flash).\n";
   c += " * " + std::to_string(fw_.steps) + " steps, " + std::to_string(fw_.kernel_calls) +
        " kernel call sites; the calls are the records the host executors run (exec/kernels.h).\n";
+  c += " * int8 kernels: " + Comment(fw_.kernels) + ".\n";
   c += " * main() prints the FNV-1a 32 checksum of the outputs; the host arena executor's is " +
        Hex32(fw_.expected_checksum) + ". */\n";
   c += "#include <stddef.h>\n#include <stdint.h>\n#include <string.h>\n\n";
@@ -35,11 +36,25 @@ std::string Emitter::ModelC(const std::string& run_body, const std::string& chec
   c += "/* Every tensor the plan keeps in SRAM lives here, at its planned offset. */\n";
   c += "static uint8_t sramplan_arena[SRAMPLAN_ARENA_BYTES > 0 ? SRAMPLAN_ARENA_BYTES : 1]\n"
        "    __attribute__((aligned(16)));\n\n";
-  c += "/* A kernel that rejects its arguments stops the run with its step + 1. */\n";
+  c += "/* A kernel that rejects its arguments stops the run with its step + 1. With SRAMPLAN_FW_MARK\n"
+       " * (bench/firmware_speed.sh) each call is bracketed by fw_mark(step) and fw_mark(1023), the\n"
+       " * markers of the qemu-icount plugin (per-step instruction counts). */\n";
+  c += "#ifdef SRAMPLAN_FW_MARK\n"
+       "void fw_mark(unsigned id);\n"
+       "#define SP_CALL(step, call)                                     \\\n"
+       "  do {                                                          \\\n"
+       "    sp_status_t sp_st_;                                         \\\n"
+       "    fw_mark((unsigned)(step) < 1023u ? (unsigned)(step) : 1022u); \\\n"
+       "    sp_st_ = (call);                                            \\\n"
+       "    fw_mark(1023u);                                             \\\n"
+       "    if (sp_st_ != SP_OK) return (step) + 1;                     \\\n"
+       "  } while (0)\n"
+       "#else\n";
   c += "#define SP_CALL(step, call)                 \\\n"
        "  do {                                      \\\n"
        "    if ((call) != SP_OK) return (step) + 1; \\\n"
-       "  } while (0)\n\n";
+       "  } while (0)\n";
+  c += "#endif\n\n";
   // Constants: model tensors first (tensor id order), then descriptors, parameters and tables.
   c += "/* ---- Model constants and input (flash) ---- */\n";
   for (const ir::Tensor& t : g_.tensors()) {
@@ -300,10 +315,10 @@ std::string Emitter::Makefile() const {
   m += "QEMU ?= qemu-system-arm\n";
   m += "CPU ?= " + fw_.cpu + "\nMACHINE ?= " + fw_.machine + "\n";
   m += "CFLAGS = -mcpu=$(CPU) -mthumb -O2 -std=c99 -Wall -ffunction-sections -fdata-sections \\\n"
-       "  -DSRAMPLAN_FIRMWARE -Iruntime\n";
+       "  -DSRAMPLAN_FIRMWARE -Iruntime $(EXTRA_CFLAGS)\n";
   m += "LDFLAGS = -mcpu=$(CPU) -mthumb -nostartfiles --specs=nano.specs -T link.ld \\\n"
        "  -Wl,--gc-sections -Wl,-Map=model.map -Wl,--print-memory-usage\n";
-  m += "SRCS = " + srcs + "\n";
+  m += "SRCS = " + srcs + " $(EXTRA_SRCS)\n";
   m += "HDRS = " + hdrs + "\n";
   m += "OBJS = $(SRCS:.c=.o)\n\n";
   m += "all: model.elf\n\n";

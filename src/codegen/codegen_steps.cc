@@ -125,12 +125,15 @@ Status Emitter::EmitOp(int s, const plan::StepOp& so, const exec::LoweredOp& lo,
       const exec::KernelSignature& sig = exec::Signature(k.fn);
       if (k.args.size() != sig.params.size())
         return InternalError(what + ": a call of " + sig.name + " has the wrong argument count");
-      std::string args;
+      std::string args, dw_desc, dw_weights;
+      const bool dw_repacked = DepthwiseRepack(k, in, &dw_desc, &dw_weights);
       for (size_t a = 0; a < k.args.size(); ++a) {
         const std::string param = sig.params[a];
         const exec::CallArg& v = k.args[a];
         std::string e;
-        if (const auto* d = std::get_if<sp_tensor_t>(&v)) {
+        if (dw_repacked && (a == 3 || a == 4)) {
+          e = a == 3 ? dw_desc : "(const int8_t*)" + dw_weights;
+        } else if (const auto* d = std::get_if<sp_tensor_t>(&v)) {
           e = "&";  // appended, not "&" + ...: GCC 12 warns falsely (-Wrestrict) on that form here
           e += DescName(*d);
         } else if (const auto* r = std::get_if<exec::CallRef>(&v)) {

@@ -17,7 +17,7 @@ namespace sramplan::codegen {
 // in SRAMPLAN_RUNTIME_MCU_SOURCES (read from there, so a kernel added to the runtime is copied too)
 // and the headers they include.
 const char* const kRuntimeHeaders[] = {"include/sramplan_rt.h", "include/sramplan_rt_int8.h",
-                                       "src/sp_internal.h"};
+                                       "src/sp_internal.h", "src/sp_fast_s8.h"};
 const char* const kDefaultRuntimeSources[] = {
     "src/sramplan_rt_common.c",  "src/sramplan_rt_move.c",    "src/sramplan_rt_requant.c",
     "src/sramplan_rt_conv_s8.c", "src/sramplan_rt_pool_s8.c", "src/sramplan_rt_elementwise_s8.c"};

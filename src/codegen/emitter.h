@@ -86,6 +86,10 @@ class Emitter {
   // The calls exec::LowerStep gives a step, printed: a plain or in-place op, or a segment step.
   Status EmitOp(int s, const plan::StepOp& so, const exec::LoweredOp& lo, const plan::Buffer* scratch);
   Status EmitSegmentStep(const exec::StepCalls& sc);
+  // A depthwise call's constant [K][1][R][S] filter re-emitted as [1][R][S][K] (codegen_dw_layout.cc):
+  // true with the new descriptor and weight expressions, false to emit the call as it is.
+  bool DepthwiseRepack(const exec::KernelCall& k, const std::vector<Loc>& in, std::string* desc,
+                       std::string* weights);
   std::string SegLayerInit(const exec::SegLayerS8& l);
   std::string TensorArray(ir::TensorId t);
   std::string DescName(const sp_tensor_t& d);

@@ -152,6 +152,7 @@ int RunCodegenCommand(int verbosity) {
     std::cout << "  RAM:   arena " << fw->arena_bytes << " B + stack " << fw->stack_bytes
               << " B = " << fw->arena_bytes + fw->stack_bytes << " B of " << fw->ram_capacity
               << " B" << (fw->fits ? "" : "  DOES NOT FIT") << "\n";
+    std::cout << "  kernels: " << fw->kernels << "\n";
     std::cout << "  FLASH: weights " << fw->weight_bytes << " B, input " << fw->input_bytes
               << " B, tables " << fw->table_bytes << " B (+ code) of " << fw->flash_capacity
               << " B\n";
