@@ -26,6 +26,7 @@
 #include "report/html.h"
 #include "report/report.h"
 #include "support/json.h"
+#include "support/progress.h"
 #include "support/strings.h"
 #include "target/target.h"
 #include "cli_checks.h"
@@ -148,6 +149,7 @@ struct BudgetFlags {
   std::string budget;
   bool with_weights = false;
   double time_limit_s = 60;
+  CLI::Option* time_limit_option = nullptr;  // given: --time-limit also caps the other searches
   int64_t segment_bytes = 0;   // vmcu
   bool no_circular = false;    // vmcu
 };
@@ -159,7 +161,11 @@ void AddBudgetFlags(CLI::App* cmd, BudgetFlags* b) {
                   "(their mean); default: the arena level's capacity")
       ->check(sp::cli::kBudget);
   cmd->add_flag("--with-weights", b->with_weights, "weights also compete for the budget (loaded from DRAM)");
-  cmd->add_option("--time-limit", b->time_limit_s, "seconds for the ILP strategies (default 60)")->check(sp::cli::kTimeLimit);
+  b->time_limit_option =
+      cmd->add_option("--time-limit", b->time_limit_s,
+                      "seconds for the ILP strategies (default 60); when given, also caps the min-peak order search "
+                      "(10 s) and the exact placement (30 s)")
+          ->check(sp::cli::kTimeLimit);
   cmd->add_option("--segment-bytes", b->segment_bytes,
                   "vmcu: bytes per segment, the unit of overlap shifts and FC output chunks (default 0: the "
                   "paper's rule, min(C_in, C_out) / min of the FC rows)")
@@ -172,6 +178,7 @@ void ApplyBudgetFlags(const BudgetFlags& b, sp::driver::PlanOptions* o) {
   o->budget = b.budget;
   o->with_weights = b.with_weights;
   o->time_limit_s = b.time_limit_s;
+  if (b.time_limit_option && b.time_limit_option->count() > 0) o->search_time_limit_s = b.time_limit_s;
   o->segment_bytes = b.segment_bytes;
   o->circular_pool = !b.no_circular;
 }
@@ -549,13 +556,15 @@ int CmdPlace(const PlaceFlags& f) {
   Log(1, "placing " + std::to_string(problem->requests.size()) + " buffers from " + f.file + " (time limit " +
              std::to_string(f.time_limit_s) + " s)");
   sp::placement::OptimalResult r = sp::placement::PlaceBestOf(problem->requests, o);
-  char line[512];
+  char line[1024];
   std::snprintf(line, sizeof line,
                 "%s: %zu buffers, lower bound %lld B, arena %lld B (%s), capacity %lld B: %s; %s; %.3f s, %lld nodes\n",
                 f.file.c_str(), problem->requests.size(), static_cast<long long>(r.lower_bound),
                 static_cast<long long>(r.placement.arena_bytes), r.method.c_str(), static_cast<long long>(capacity),
                 r.fits_capacity ? "FITS" : "DOES NOT FIT",
-                r.proved_optimal ? "proved optimal" : (r.hit_limit ? "search stopped at the limit" : "not proved optimal"),
+                (sp::ProofText(static_cast<double>(r.placement.arena_bytes), static_cast<double>(r.proved_lower_bound)) +
+                 (r.hit_limit ? " (search stopped at the limit)" : ""))
+                    .c_str(),
                 r.seconds, static_cast<long long>(r.nodes));
   std::cout << line;
   if (!f.out.empty()) {
@@ -730,6 +739,7 @@ int main(int argc, char** argv) {
     return rc == 0 ? 0 : 1;
   }
   verbosity = quiet ? 0 : verbose ? 2 : 1;
+  if (quiet) sp::SetProgressEnabled(false);  // -q: results only
   if (*targets) return CmdTargets(print_target);
   if (*strategies) return CmdStrategies(list_passes);
   if (*inspect) return CmdInspect(inspect_flags);
