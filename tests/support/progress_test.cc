@@ -93,5 +93,18 @@ TEST(ProgressCli, ExactPlacementShowsBestBoundAndGap) {
       << r.out;
 }
 
+// Optimus's fusion search on AmoebaNet-A (ImageNet) runs for many minutes within its state limits
+// (more than 11 min measured); --time-limit 2 cuts it: progress lines, a note saying the time limit cut
+// the search, and a plan the verifier accepted (the strategy verifies every plan it returns).
+TEST(ProgressCli, FusionSearchHonoursTheTimeLimit) {
+  auto r = ForcedCli("plan '" + testing::SourcePath("models/nas/amoebanet-a-imagenet.graph.json") +
+                     "' --target optimus-accel --strategy optimus --time-limit 2 --no-map");
+  ASSERT_EQ(r.rc, 0) << r.all();
+  EXPECT_NE(r.err.find("[fusion search (optimus)] "), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("not proved"), std::string::npos) << r.err;
+  EXPECT_NE(r.out.find("the time limit cut the search"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("verdict: FITS"), std::string::npos) << r.out;
+}
+
 }  // namespace
 }  // namespace sramplan
