@@ -12,6 +12,7 @@ pkgs=(
   libflatbuffers-dev libopenblas-dev libdnnl-dev valgrind
   clang libclang-rt-14-dev
   gcc-arm-none-eabi libnewlib-arm-none-eabi qemu-system-arm
+  chromium
 )
 if [[ "${1:-}" == "--export" ]]; then
   pkgs+=(python3-torchvision python3-onnx)

@@ -9,6 +9,8 @@
 #include <random>
 #include <thread>
 
+#include "support/progress.h"
+
 namespace sramplan::blocking {
 
 namespace {
@@ -113,11 +115,16 @@ struct ExactWorker {
   std::atomic<bool>& timed_out;
   std::atomic<int64_t>& nodes;
   std::atomic<int64_t>& leaves;
+  Progress& progress;
   int64_t local_nodes = 0;
   void Dfs(Prefix& p) {
     if (timed_out.load(std::memory_order_relaxed)) return;
     if ((++local_nodes & 1023) == 0) {
       nodes.fetch_add(1024, std::memory_order_relaxed);
+      if (progress.enabled()) {
+        const double best = inc.energy.load();
+        progress.Update(std::isfinite(best) ? best : -1, -1, nodes.load(std::memory_order_relaxed));
+      }
       if (Clock::now() > deadline) {
         timed_out.store(true);
         return;
@@ -247,11 +254,12 @@ StatusOr<SearchResult> ExactSearch(const Layer& layer, const Hierarchy& h, const
   std::atomic<bool> timed_out{false};
   std::atomic<int64_t> nodes{0}, leaves{0};
   auto deadline = t0 + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(opt.time_limit_s));
+  Progress progress("blocking search of " + layer.name, opt.time_limit_s, "pJ");
   Prefix root;
   std::vector<Loop> first = Children(layer, root, opt.max_loops_per_dim);
   std::atomic<size_t> next{0};
   auto work = [&]() {
-    ExactWorker w{layer, h, opt, inc, deadline, timed_out, nodes, leaves};
+    ExactWorker w{layer, h, opt, inc, deadline, timed_out, nodes, leaves, progress};
     for (size_t i; (i = next.fetch_add(1)) < first.size();) {
       Prefix p;
       Push(&p, first[i]);
@@ -261,7 +269,7 @@ StatusOr<SearchResult> ExactSearch(const Layer& layer, const Hierarchy& h, const
   };
   if (first.empty()) {  // a layer of one MAC: the empty string
     Prefix p;
-    ExactWorker w{layer, h, opt, inc, deadline, timed_out, nodes, leaves};
+    ExactWorker w{layer, h, opt, inc, deadline, timed_out, nodes, leaves, progress};
     w.Dfs(p);
   } else {
     std::vector<std::thread> pool;
@@ -279,6 +287,7 @@ StatusOr<SearchResult> ExactSearch(const Layer& layer, const Hierarchy& h, const
   r.best = inc.best;
   r.eval = inc.eval;
   r.proved_optimal = !timed_out.load();
+  progress.Finish(inc.energy.load(), r.proved_optimal ? inc.energy.load() : -1);
   return r;
 }
 

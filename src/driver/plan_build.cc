@@ -1,6 +1,8 @@
 #include "driver/plan_build.h"
 
+#include <algorithm>
 #include <deque>
+#include <functional>
 #include <mutex>
 #include <string_view>
 #include <utility>
@@ -70,10 +72,13 @@ uint64_t GraphFingerprint(const ir::Graph& g) {
 
 }  // namespace
 
-schedule::MinPeakResult CachedMinPeakSchedule(const ir::Graph& g) {
+schedule::MinPeakResult CachedMinPeakSchedule(const ir::Graph& g, double time_limit_s) {
   static std::mutex mu;
   static std::deque<std::pair<uint64_t, schedule::MinPeakResult>> cache;
-  const uint64_t key = GraphFingerprint(g);
+  schedule::MinPeakOptions options;
+  options.time_limit_s = std::min(options.time_limit_s, time_limit_s);
+  uint64_t key = GraphFingerprint(g);
+  if (options.time_limit_s < 10) key ^= std::hash<double>{}(options.time_limit_s) * 31;
   {
     std::lock_guard<std::mutex> lock(mu);
     for (const auto& [k, r] : cache)  // a hash collision could only return another valid order
@@ -81,7 +86,7 @@ schedule::MinPeakResult CachedMinPeakSchedule(const ir::Graph& g) {
           analysis::ValidateSchedule(g, r.order).ok())
         return r;
   }
-  schedule::MinPeakResult r = schedule::MinPeakSchedule(g);
+  schedule::MinPeakResult r = schedule::MinPeakSchedule(g, options);
   std::lock_guard<std::mutex> lock(mu);
   cache.emplace_front(key, r);
   if (cache.size() > 4) cache.pop_back();
@@ -94,7 +99,7 @@ StatusOr<analysis::Schedule> ChooseSchedule(const ir::Graph& g, const PlanOption
   if (options.schedule == "model") {
     sched = analysis::ModelOrder(g);
   } else if (options.schedule == "minpeak") {
-    schedule::MinPeakResult mp = CachedMinPeakSchedule(g);
+    schedule::MinPeakResult mp = CachedMinPeakSchedule(g, options.search_time_limit_s > 0 ? options.search_time_limit_s : 10);
     sched = mp.order;
     *note = "min-peak schedule (" + mp.method + "): live peak " + std::to_string(mp.peak_bytes) +
             " B vs " + std::to_string(mp.model_order_peak) + " B in model order" +

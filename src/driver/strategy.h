@@ -36,6 +36,9 @@ struct PlanOptions {
   bool with_weights =
       false;  // weights also compete for the budget (loaded from DRAM, COSMA's second setting)
   double time_limit_s = 60;        // for the ILP strategies
+  // Issue 19: > 0 (the CLI's --time-limit when given): also caps the other searches' own limits
+  // (min-peak DP 10 s, exact placement's 30 s safety net); 0: their defaults.
+  double search_time_limit_s = 0;
   SolverReport* report = nullptr;  // filled in by budget strategies when set
   // vmcu: bytes per segment (the unit of every overlap shift and FC output chunk); 0: the paper's
   // rule (FC min of input and output row; Conv2D and bottleneck min(C_in, C_out)).

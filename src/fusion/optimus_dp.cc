@@ -7,6 +7,8 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "support/progress.h"
+
 namespace sramplan::fusion {
 namespace {
 
@@ -63,6 +65,13 @@ class Searcher {
         words_((n_ + 63) / 64), adj_(Neighbours(fg, method == FusionMethod::kFusedLayer)) {
     if (method_ == FusionMethod::kNoFuse) lim_.max_group_vertices = 1;
   }
+  // The wall-clock deadline (time_limit_s) and the progress display shared by the DP phases.
+  void set_clock(std::chrono::steady_clock::time_point deadline, bool has_deadline, Progress* progress) {
+    deadline_ = deadline;
+    has_deadline_ = has_deadline;
+    progress_ = progress;
+  }
+  bool timed_out() const { return timed_out_; }
 
   void set_online_max(int n) { online_max_ = n; }
   // Restart the DP in the canonical space: the next group always holds the first operator (in
@@ -132,6 +141,17 @@ class Searcher {
   std::vector<std::vector<int>> adj_;
   int online_max_ = 1 << 30;
   bool canonical_ = false;
+  std::chrono::steady_clock::time_point deadline_{};
+  bool has_deadline_ = false, timed_out_ = false;
+  Progress* progress_ = nullptr;
+  // Past the deadline (sticky). A state enumerates up to max_groups_per_state groups: the clock is
+  // read once per state and every 64 groups.
+  bool OutOfTime() {
+    if (timed_out_) return true;
+    if (progress_) progress_->Update(-1, -1, r_.states);
+    if (has_deadline_ && std::chrono::steady_clock::now() >= deadline_) timed_out_ = true;
+    return timed_out_;
+  }
   std::unordered_map<std::vector<int>, GroupEval, VecHash> opt_cache_, prior_cache_;
   struct Entry {
     int64_t cost = kInf;
@@ -192,10 +212,16 @@ bool Searcher::Enumerate(const Bits& done, Visit visit) {
       if (canonical_) break;  // only groups with the first operator not yet run
     }
   bool complete = true;
+  int64_t visited = 0;
   while (!stack.empty()) {
     std::vector<int> g = std::move(stack.back());
     stack.pop_back();
     if (!seen.insert(g).second) continue;
+    if (visited > 0 && (visited & 63) == 0) OutOfTime();
+    if (timed_out_ && visited > 0) {  // past the time limit: the groups found so far
+      complete = false;
+      break;
+    }
     if (static_cast<int64_t>(seen.size()) > lim_.max_groups_per_state) {
       complete = false;
       break;
@@ -203,6 +229,7 @@ bool Searcher::Enumerate(const Bits& done, Visit visit) {
     // A group whose smallest tile does not fit is neither used nor grown.
     if (!Eval(g, CostRule::kOptimus).feasible) continue;
     visit(g);
+    ++visited;
     if (static_cast<int>(g.size()) >= lim_.max_group_vertices) continue;
     if (method_ == FusionMethod::kOnline && static_cast<int>(g.size()) >= online_max_) continue;
     std::vector<int> cand;
@@ -226,7 +253,7 @@ int64_t Searcher::Solve(const Bits& done, int count) {
   auto it = memo_.find(done);
   if (it != memo_.end()) return it->second.cost;
   ++r_.states;
-  const bool exhausted = r_.states > lim_.max_states;
+  const bool exhausted = r_.states > lim_.max_states || OutOfTime();
   if (exhausted) r_.proved_optimal = false;
   std::vector<std::pair<std::vector<int>, int64_t>> options;
   const bool complete = Enumerate(done, [&](const std::vector<int>& g) {
@@ -379,6 +406,12 @@ std::vector<int64_t> OnlineLookupTable(const FusionGraph& fg, const AccelModel& 
 StatusOr<FusionResult> RunFusion(const FusionGraph& fg, const AccelModel& m, FusionMethod method,
                                  const FusionLimits& limits) {
   const auto t0 = std::chrono::steady_clock::now();
+  const bool has_deadline = limits.time_limit_s > 0;
+  const auto deadline = t0 + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                                 std::chrono::duration<double>(has_deadline ? std::min(limits.time_limit_s, 1e7) : 0));
+  Progress progress(std::string("fusion search (") + FusionMethodName(method) + ")", limits.time_limit_s, "B",
+                    "states");
+  bool timed_out = false;
   auto s = std::make_unique<Searcher>(fg, m, method, limits);
   std::vector<int64_t> single;
   SP_RETURN_IF_ERROR(s->CheckSingles(&single));
@@ -400,8 +433,11 @@ StatusOr<FusionResult> RunFusion(const FusionGraph& fg, const AccelModel& m, Fus
     full.max_states = std::min(limits.max_states, limits.full_dp_states);
     s = std::make_unique<Searcher>(fg, m, method, full);
     if (online_max > 0) s->set_online_max(online_max);
+    s->set_clock(deadline, has_deadline, &progress);
     const std::vector<uint64_t> done((n + 63) / 64, 0);
-    if (s->Solve(done, 0) < kInf && s->result().proved_optimal) {
+    const int64_t full_cost = s->Solve(done, 0);
+    timed_out = s->timed_out();
+    if (full_cost < kInf && s->result().proved_optimal) {
       s->Reconstruct();
     } else {
       const int64_t tried = s->result().states;
@@ -410,7 +446,9 @@ StatusOr<FusionResult> RunFusion(const FusionGraph& fg, const AccelModel& m, Fus
       s = std::make_unique<Searcher>(fg, m, method, canon);
       if (online_max > 0) s->set_online_max(online_max);
       s->Canonical(std::min(limits.max_states, limits.canonical_states));
+      s->set_clock(deadline, has_deadline, &progress);
       if (s->Solve(done, 0) >= kInf) return InternalError("the fusion search found no scheme");
+      timed_out = timed_out || s->timed_out();
       s->Reconstruct();
       // The linear proxy's DP under the same rules as an incumbent (its groups are canonical too).
       auto lin = std::make_unique<Searcher>(fg, m, method, limits);
@@ -428,7 +466,8 @@ StatusOr<FusionResult> RunFusion(const FusionGraph& fg, const AccelModel& m, Fus
       s->result().states = states;
       s->result().note = "the DAG has too many down-sets for the full DP (over " + std::to_string(tried) +
                          " states); searched groups in order of their first operator (bounded) and the " +
-                         "model order's segments, kept the " + (linear_better ? "segments" : "first");
+                         "model order's segments, kept the " + (linear_better ? "segments" : "first") +
+                         (timed_out ? "; the time limit cut the search" : "");
     }
   }
   FusionResult r = std::move(s->result());
@@ -441,6 +480,7 @@ StatusOr<FusionResult> RunFusion(const FusionGraph& fg, const AccelModel& m, Fus
     r.write_bytes += e->write_bytes;
   }
   r.dram_bytes = r.read_bytes + r.write_bytes;
+  progress.Finish(static_cast<double>(r.dram_bytes), r.proved_optimal ? static_cast<double>(r.dram_bytes) : -1);
   int covered = 0;
   for (const auto& g : r.groups) covered += static_cast<int>(g.size());
   if (covered != n) return InternalError("the fusion scheme covers " + std::to_string(covered) + " of " +

@@ -41,6 +41,10 @@ struct FusionLimits {
   int64_t max_states = 400000;        // DP states before the search stops proving
   int64_t max_groups_per_state = 4096;  // candidate groups enumerated from one state
   int max_group_vertices = 64;
+  // > 0: wall-clock seconds for the DP phases; past it every remaining state follows its greedy
+  // choice (as past max_states) and the result is not proved optimal. 0: no time limit (results
+  // depend only on the state limits).
+  double time_limit_s = 0;
 };
 
 struct FusionResult {

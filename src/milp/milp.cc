@@ -20,6 +20,7 @@
 #include "coin/CoinMessageHandler.hpp"
 #include "coin/CoinPackedMatrix.hpp"
 #include "coin/OsiClpSolverInterface.hpp"
+#include "support/progress.h"
 
 namespace sramplan::milp {
 namespace {
@@ -31,7 +32,8 @@ double SecondsSince(Clock::time_point t0) { return std::chrono::duration<double>
 // Stops CBC at the next event after the deadline. CBC clones handlers, so the flag lives outside.
 class DeadlineHandler : public CbcEventHandler {
  public:
-  DeadlineHandler(Clock::time_point deadline, bool* fired) : deadline_(deadline), fired_(fired) {}
+  DeadlineHandler(Clock::time_point deadline, bool* fired, Progress* progress)
+      : deadline_(deadline), fired_(fired), progress_(progress) {}
   CbcAction event(CbcEvent which) override {
     switch (which) {
       case node:
@@ -39,6 +41,10 @@ class DeadlineHandler : public CbcEventHandler {
       case generatedCuts:
       case heuristicPass:
       case afterHeuristic:
+        if (progress_ && progress_->enabled() && model_) {
+          const double best = model_->getObjValue();
+          progress_->Update(best < 1e40 ? best : -1, model_->getBestPossibleObjValue(), model_->getNodeCount());
+        }
         if (Clock::now() >= deadline_) {
           *fired_ = true;
           return stop;
@@ -53,6 +59,7 @@ class DeadlineHandler : public CbcEventHandler {
  private:
   Clock::time_point deadline_;
   bool* fired_;
+  Progress* progress_;  // lives outside: CBC clones handlers
 };
 
 }  // namespace
@@ -114,7 +121,8 @@ Result Model::Solve(const SolveOptions& o) const {
   model.setAllowableFractionGap(0);
   model.setAllowableGap(o.allowable_gap);
   bool fired = false;
-  DeadlineHandler handler(deadline, &fired);
+  Progress progress(o.progress_what, limit, o.progress_unit);
+  DeadlineHandler handler(deadline, &fired, &progress);
   model.passInEventHandler(&handler);
   CglProbing probing;
   probing.setUsingObjective(true);
@@ -201,6 +209,7 @@ Result Model::Solve(const SolveOptions& o) const {
   if (res.has_solution) res.bound = std::min(res.bound, res.objective);
   if (!std::isfinite(res.bound) || res.bound < -1e300) res.bound = 0;
   res.seconds = SecondsSince(t0);
+  progress.Finish(res.has_solution ? res.objective : -1, res.bound);
   return res;
 }
 

@@ -25,6 +25,9 @@ struct SolveOptions {
   // Models with more columns than this get fewer root cut passes and no probing (root cuts on big
   // models cost more than they bring).
   int large_model_cols = 3000;
+  // Progress on stderr (support/progress.h): what the solve is and the objective's unit.
+  const char* progress_what = "MILP (CBC)";
+  const char* progress_unit = "";
 };
 
 struct Result {

@@ -14,6 +14,7 @@
 
 #include "placement/internal.h"
 #include "support/int_math.h"
+#include "support/progress.h"
 
 namespace sramplan::placement {
 namespace {
@@ -48,6 +49,9 @@ struct SearchBudget {
   Clock::time_point deadline;
   int64_t node_limit = 0;  // 0: none
   int64_t nodes = 0;       // explored so far
+  // Progress on stderr (support/progress.h): the best arena and the proved bound so far.
+  Progress* progress = nullptr;
+  int64_t best = -1, bound = -1;
 };
 
 class ExactSearch {
@@ -220,7 +224,9 @@ class ExactSearch {
     const int64_t n = ++budget_.nodes;
     if (budget_.node_limit > 0 && n >= budget_.node_limit) return true;
     if (budget_end_ > 0 && n >= budget_end_) return true;
-    return (n & 255) == 0 && Clock::now() >= budget_.deadline;
+    if ((n & 255) != 0) return false;
+    if (budget_.progress) budget_.progress->Update(budget_.best, budget_.bound, n);
+    return Clock::now() >= budget_.deadline;
   }
 
   // Places every unplaced item inside sections [a, b] (none crosses a or b). The range falls apart
@@ -670,7 +676,9 @@ OptimalResult Solve(const std::vector<BufferRequest>& r, const OptimalOptions& o
   // A portfolio that used up the whole time limit leaves nothing for the search.
   if (!any_fixed && !huge && !done() && options.time_limit_s > 0 && Clock::now() >= deadline) res.hit_limit = true;
   if (!any_fixed && !huge && !done() && options.time_limit_s > 0 && Clock::now() < deadline) {
-    SearchBudget budget{deadline, options.node_limit, 0};
+    Progress progress("exact placement", options.time_limit_s);
+    SearchBudget budget{deadline, options.node_limit, 0, &progress, res.placement.arena_bytes,
+                        res.proved_lower_bound};
     ExactSearch forward(r, &budget);
     // The mirror image in time has the same placements.
     std::vector<BufferRequest> mirrored = r;
@@ -684,6 +692,8 @@ OptimalResult Solve(const std::vector<BufferRequest>& r, const OptimalOptions& o
     ExactSearch backward(mirrored, &budget);
     // One decision query: is there a placement with arena <= bound?
     auto probe = [&](int64_t bound) {
+      budget.best = res.placement.arena_bytes;
+      budget.bound = res.proved_lower_bound;
       auto [outcome, search] = SolveWithRestarts(&forward, &backward, bound);
       switch (outcome) {
         case ExactSearch::Outcome::kFound: {
@@ -718,6 +728,7 @@ OptimalResult Solve(const std::vector<BufferRequest>& r, const OptimalOptions& o
     };
     RunWithStack(static_cast<size_t>(forward.MaxDepth()) * 2048 + (size_t{8} << 20), run);
     res.nodes = budget.nodes;
+    progress.Finish(static_cast<double>(res.placement.arena_bytes), static_cast<double>(res.proved_lower_bound));
   }
   CheckPlacement(r, res.placement);
   res.proved_optimal = res.placement.arena_bytes <= res.proved_lower_bound;

@@ -323,4 +323,6 @@ std::string PerLayerCsv(const ir::Graph& g, const std::vector<plan::Plan>& plans
   return s;
 }
 
+std::vector<int64_t> LiveBytesPerStep(const plan::Plan& p, const std::string& level) { return LivePerStep(p, level); }
+
 }  // namespace sramplan::report

@@ -23,5 +23,8 @@ std::string CompareTable(const std::vector<plan::Plan>& plans);
 // summary.csv (one row per plan) and per_layer.csv (one row per step and plan).
 std::string SummaryCsv(const std::vector<plan::Plan>& plans);
 std::string PerLayerCsv(const ir::Graph& g, const std::vector<plan::Plan>& plans);
+// Bytes occupied in `level` at each step (the union of the live buffers' ranges, so bytes shared by
+// a declared overlap count once); one entry per step (at least one).
+std::vector<int64_t> LiveBytesPerStep(const plan::Plan& p, const std::string& level);
 
 }  // namespace sramplan::report

@@ -211,9 +211,10 @@ bool SearchOrder(const MemProblem& m, int64_t bound, bool exact, const SearchLim
       }
       ++*states;
       if (exact && ++expanded > o.max_states) return false;
-      if ((++checked & 255) == 0 &&
-          std::chrono::duration<double>(Clock::now() - o.start).count() > o.time_limit_s)
-        return false;
+      if ((++checked & 255) == 0) {
+        if (o.progress) o.progress->Update(o.best, o.bound, *states);
+        if (std::chrono::duration<double>(Clock::now() - o.start).count() > o.time_limit_s) return false;
+      }
     }
     if (next.empty()) return false;
     if (!exact && static_cast<int>(next.size()) > o.beam_width) {
@@ -272,8 +273,9 @@ MinPeakResult MinPeakSchedule(const ir::Graph& g, const MinPeakOptions& options)
     for (int x : m.defs[v]) b += m.bytes[x];
     op_bound = std::max(op_bound, b);
   }
+  Progress progress("min-peak order", options.time_limit_s, "B", "states");
   internal::SearchLimits limits{options.max_states, options.time_limit_s, options.beam_width,
-                                start};
+                                start, &progress, r.model_order_peak, op_bound};
   std::vector<int> order;
   int64_t peak = 0;
   if (internal::SearchOrder(m, r.model_order_peak, /*exact=*/true, limits, &order, &peak,
@@ -328,6 +330,7 @@ MinPeakResult MinPeakSchedule(const ir::Graph& g, const MinPeakOptions& options)
   for (int v : order) r.order.push_back(ir::OpId(v));
   r.peak_bytes = peak;
   r.seconds = std::chrono::duration<double>(Clock::now() - start).count();
+  progress.Finish(static_cast<double>(peak), static_cast<double>(r.lower_bound));
   return r;
 }
 

@@ -11,6 +11,7 @@
 
 #include "analysis/liveness.h"
 #include "ir/graph.h"
+#include "support/progress.h"
 
 namespace sramplan::schedule {
 
@@ -76,6 +77,9 @@ struct SearchLimits {
   double time_limit_s = 10;
   int beam_width = 1000;
   Clock::time_point start = Clock::now();
+  // Progress on stderr (support/progress.h) with the best peak known and the bound; null: none.
+  Progress* progress = nullptr;
+  int64_t best = -1, bound = -1;
 };
 // Layered search over node sets. exact: every state with peak <= bound, optimal if it returns true
 // (false: limits exceeded, or no order has peak <= bound); beam: the best `beam_width` per layer.

@@ -266,6 +266,8 @@ MinPeakResult MinPeakIlp(const ir::Graph& g, double time_limit_s) {
   so.time_limit_s = time_limit_s - std::chrono::duration<double>(Clock::now() - t0).count();
   so.start = &start;
   so.allowable_gap = 0.99;  // peaks are integral
+  so.progress_what = "min-peak ILP (CBC)";
+  so.progress_unit = "B";
   milp::Result r = m.lp.Solve(so);
   const double* x = r.has_solution ? r.x.data() : nullptr;
   if (x != nullptr) {

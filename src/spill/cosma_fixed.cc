@@ -419,6 +419,7 @@ milp::Result RunMip(const Mip& mip, double time_limit_s, const std::vector<doubl
   so.time_limit_s = time_limit_s;
   so.start = start;
   so.verbose = verbose;
+  so.progress_what = "COSMA ILP (CBC)";
   return mip.Solve(so);
 }
 

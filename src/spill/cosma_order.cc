@@ -13,6 +13,7 @@
 #include <utility>
 
 #include "spill/cosma_internal.h"
+#include "support/progress.h"
 
 namespace sramplan::spill::cosma_internal {
 namespace {
@@ -261,8 +262,15 @@ SearchResult SearchOrders(const SpillProblem& p, const Structure& s, const std::
   for (int o = 0; o < n; ++o)
     for (int q : s.preds[o]) succs[q].push_back(o);
   CapacitySim sim(p, s);
+  std::vector<int> best;
+  int64_t best_cost = std::numeric_limits<int64_t>::max();
+  // Progress: the best simulated cost (no bound over orders is known here).
+  Progress progress("COSMA order search", std::chrono::duration<double>(deadline - Clock::now()).count(), "B",
+                    "orders");
   auto out_of_time = [&]() {
     if (sr.evals >= max_evals) return true;
+    if ((sr.evals & 15) == 0 && progress.enabled())
+      progress.Update(static_cast<double>(best_cost), -1, sr.evals);
     if ((sr.evals & 15) == 0 && Clock::now() >= deadline) {
       sr.hit_deadline = true;
       return true;
@@ -272,8 +280,6 @@ SearchResult SearchOrders(const SpillProblem& p, const Structure& s, const std::
   std::map<std::vector<int>, int64_t> seen_elite;
   auto offer = [&](const std::vector<int>& ord, int64_t c) { OfferElite(ord, c, elite_size, &seen_elite, &sr); };
   // Seeds: the given orders, then list schedules.
-  std::vector<int> best;
-  int64_t best_cost = std::numeric_limits<int64_t>::max();
   for (const auto& ord : starts) {
     int64_t c = sim.Cost(ord);
     ++sr.evals;

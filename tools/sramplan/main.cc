@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <functional>
 #include <fstream>
@@ -24,8 +25,10 @@
 #include "plan/plan.h"
 #include "plan/plan_json.h"
 #include "plan/verifier.h"
+#include "report/html.h"
 #include "report/report.h"
 #include "support/json.h"
+#include "support/progress.h"
 #include "support/strings.h"
 #include "target/target.h"
 #include "cli_checks.h"
@@ -153,6 +156,7 @@ struct BudgetFlags {
   std::string budget;
   bool with_weights = false;
   double time_limit_s = 60;
+  CLI::Option* time_limit_option = nullptr;  // given: --time-limit also caps the other searches
   int64_t segment_bytes = 0;   // vmcu
   bool no_circular = false;    // vmcu
 };
@@ -164,7 +168,11 @@ void AddBudgetFlags(CLI::App* cmd, BudgetFlags* b) {
                   "(their mean); default: the arena level's capacity")
       ->check(sp::cli::kBudget);
   cmd->add_flag("--with-weights", b->with_weights, "weights also compete for the budget (loaded from DRAM)");
-  cmd->add_option("--time-limit", b->time_limit_s, "seconds for the ILP strategies (default 60)")->check(sp::cli::kTimeLimit);
+  b->time_limit_option =
+      cmd->add_option("--time-limit", b->time_limit_s,
+                      "seconds for the ILP strategies (default 60); when given, also caps the min-peak order search "
+                      "(10 s) and the exact placement (30 s)")
+          ->check(sp::cli::kTimeLimit);
   cmd->add_option("--segment-bytes", b->segment_bytes,
                   "vmcu: bytes per segment, the unit of overlap shifts and FC output chunks (default 0: the "
                   "paper's rule, min(C_in, C_out) / min of the FC rows)")
@@ -177,6 +185,7 @@ void ApplyBudgetFlags(const BudgetFlags& b, sp::driver::PlanOptions* o) {
   o->budget = b.budget;
   o->with_weights = b.with_weights;
   o->time_limit_s = b.time_limit_s;
+  if (b.time_limit_option && b.time_limit_option->count() > 0) o->search_time_limit_s = b.time_limit_s;
   o->segment_bytes = b.segment_bytes;
   o->circular_pool = !b.no_circular;
 }
@@ -208,6 +217,7 @@ struct PlanFlags {
   BudgetFlags budget;
   std::string tflite_out;               // .tflite models: write the plan as TFLM's offline plan
   std::string tflm_kernels = "reference";  // .tflite models: whose scratch buffers tflm_arena_bytes counts
+  std::string html;                        // issue 19: the HTML report
 };
 
 // --dump-after PASS / --dump-all DIR: the planning context after passes, as JSON files.
@@ -381,6 +391,10 @@ int CmdPlan(const ModelFlags& f, const PlanFlags& pf) {
     if (!any_fits) std::cout << "\nno strategy fits; the closest:\n" << sp::report::DoesNotFitDetail(plans.back());
   }
   std::string error;
+  if (!pf.html.empty()) {
+    if (!WriteFile(pf.html, sp::report::HtmlReport(plans), &error)) return Fail(sp::InvalidArgument(error));
+    Log(1, "wrote " + pf.html);
+  }
   if (!pf.json.empty()) {
     std::string text;
     if (plans.size() == 1) {
@@ -414,6 +428,7 @@ struct VerifyFlags {
   std::string schedule = "model";
   uint64_t seed = sp::exec::kDefaultSeed;
   BudgetFlags budget;
+  std::string html;  // issue 19: the HTML report of the verified plans
 };
 
 // Plans, runs the naive and the arena executor, compares outputs bit for bit and the off-chip bytes.
@@ -457,6 +472,8 @@ int CmdVerify(const ModelFlags& f, const VerifyFlags& vf) {
   // The naive run depends only on the operator order: strategies with the same order share it.
   sp::analysis::Schedule naive_order;
   std::optional<sp::exec::ExecResult> naive;
+  std::vector<sp::plan::Plan> verified;  // for --html
+  sp::report::HtmlOptions html;
   for (const auto& s : strategies) {
     if (sp::driver::FindStrategy(s)->int8_only && f.dtype != "int8") {
       if (vf.strategy == "all") {
@@ -488,12 +505,16 @@ int CmdVerify(const ModelFlags& f, const VerifyFlags& vf) {
     if (!arena.ok()) {
       if (arena.status().code() != sp::StatusCode::kMismatch) return Fail(arena.status());
       std::cout << "verify " << s << ": MISMATCH: " << arena.status().message() << "\n";
+      html.notes.push_back("verify " + s + ": MISMATCH: " + std::string(arena.status().message()));
+      verified.push_back(std::move(p).value());
       rc = 3;
       continue;
     }
     std::string diff = sp::exec::Compare(*g, *naive, *arena, *p);
     if (!diff.empty()) {
       std::cout << "verify " << s << ": MISMATCH: " << diff << "\n";
+      html.notes.push_back("verify " + s + ": MISMATCH: " + diff);
+      verified.push_back(std::move(p).value());
       rc = 3;
       continue;
     }
@@ -503,6 +524,13 @@ int CmdVerify(const ModelFlags& f, const VerifyFlags& vf) {
                   static_cast<long long>(arena->offchip_read_bytes), static_cast<long long>(arena->offchip_write_bytes),
                   p->transfers.size(), ms);
     std::cout << line;
+    html.notes.push_back(std::string(line, std::strlen(line) - 1));
+    verified.push_back(std::move(p).value());
+  }
+  if (!vf.html.empty()) {
+    std::string error;
+    if (!WriteFile(vf.html, sp::report::HtmlReport(verified, html), &error)) return Fail(sp::InvalidArgument(error));
+    Log(1, "wrote " + vf.html);
   }
   return rc;
 }
@@ -512,7 +540,42 @@ struct PlaceFlags {
   std::string capacity;
   double time_limit_s = 10;
   std::string out;
+  std::string html;  // issue 19: the placement as an HTML report
 };
+
+// A placed CSV problem as a plan of one level ("arena") for the HTML report: one step per time
+// step of the problem (the compressed lower/upper values), one buffer per request (named by its id).
+sp::plan::Plan PlacementAsPlan(const std::string& file, const sp::placement::PlacementProblem& problem,
+                               const sp::placement::OptimalResult& r, int64_t capacity) {
+  sp::plan::Plan p;
+  p.model = file;
+  p.target = "arena of " + std::to_string(capacity) + " B";
+  p.strategy = r.method;
+  p.arena_level = "arena";
+  int steps = 0;
+  for (const auto& q : problem.requests) steps = std::max(steps, q.last_step + 1);
+  p.steps.resize(steps);
+  for (int s = 0; s < steps; ++s) p.steps[s].index = s;
+  for (size_t i = 0; i < problem.requests.size(); ++i) {
+    const auto& q = problem.requests[i];
+    sp::plan::Buffer b;
+    b.tensor = "id " + std::to_string(problem.ids[i]);
+    b.level = "arena";
+    b.offset = r.placement.offsets[i];
+    b.bytes = q.bytes;
+    b.first_step = q.first_step;
+    b.last_step = q.last_step;
+    p.buffers.push_back(b);
+  }
+  sp::plan::Level level{.name = "arena", .kind = "sram", .capacity = capacity,
+                        .used_bytes = r.placement.arena_bytes, .lower_bound_bytes = r.lower_bound,
+                        .holds_activations = true};
+  p.levels.push_back(level);
+  p.metrics.arena_bytes = r.placement.arena_bytes;
+  p.metrics.lower_bound_bytes = r.lower_bound;
+  p.metrics.fits = r.fits_capacity;
+  return p;
+}
 
 // A placement problem from CSV (id,lower,upper,size; half-open lifetimes): best-of portfolio plus the
 // exact search. Exit 0 when the arena fits the capacity, 2 when it does not, 1 on bad input.
@@ -538,19 +601,30 @@ int CmdPlace(const PlaceFlags& f) {
   Log(1, "placing " + std::to_string(problem->requests.size()) + " buffers from " + f.file + " (time limit " +
              std::to_string(f.time_limit_s) + " s)");
   sp::placement::OptimalResult r = sp::placement::PlaceBestOf(problem->requests, o);
-  char line[512];
+  char line[1024];
   std::snprintf(line, sizeof line,
                 "%s: %zu buffers, lower bound %lld B, arena %lld B (%s), capacity %lld B: %s; %s; %.3f s, %lld nodes\n",
                 f.file.c_str(), problem->requests.size(), static_cast<long long>(r.lower_bound),
                 static_cast<long long>(r.placement.arena_bytes), r.method.c_str(), static_cast<long long>(capacity),
                 r.fits_capacity ? "FITS" : "DOES NOT FIT",
-                r.proved_optimal ? "proved optimal" : (r.hit_limit ? "search stopped at the limit" : "not proved optimal"),
+                (sp::ProofText(static_cast<double>(r.placement.arena_bytes), static_cast<double>(r.proved_lower_bound)) +
+                 (r.hit_limit ? " (search stopped at the limit)" : ""))
+                    .c_str(),
                 r.seconds, static_cast<long long>(r.nodes));
   std::cout << line;
   if (!f.out.empty()) {
     sp::Status st = sp::placement::WriteSolutionCsvFile(f.out, *problem, r.placement);
     if (!st.ok()) return Fail(st);
     Log(1, "wrote " + f.out);
+  }
+  if (!f.html.empty()) {
+    sp::report::HtmlOptions o;
+    o.title = f.file + " placed in " + std::to_string(capacity) + " B";
+    o.notes.push_back(line);
+    std::string error;
+    if (!WriteFile(f.html, sp::report::HtmlReport({PlacementAsPlan(f.file, *problem, r, capacity)}, o), &error))
+      return Fail(sp::InvalidArgument(error));
+    Log(1, "wrote " + f.html);
   }
   return r.fits_capacity ? 0 : 2;
 }
@@ -646,6 +720,8 @@ int main(int argc, char** argv) {
                    "or cmsis-nn")
       ->check(CLI::IsMember({"reference", "cmsis-nn"}));
   AddBudgetFlags(plan, &pf.budget);
+  plan->add_option("--html", pf.html,
+                   "write a self-contained HTML report (SVG memory maps, peak, spills, strategy comparison) to this file");
 
   ModelFlags verify_flags;
   verify_flags.dtype = "int8";
@@ -658,6 +734,7 @@ int main(int argc, char** argv) {
   verify->add_option("--schedule", vf.schedule, "model or minpeak")->check(CLI::IsMember({"model", "minpeak"}));
   verify->add_option("--seed", vf.seed, "seed of the generated weights and inputs");
   AddBudgetFlags(verify, &vf.budget);
+  verify->add_option("--html", vf.html, "write the HTML report of the verified plans to this file");
 
   PlaceFlags place_flags;
   auto* place = app.add_subcommand("place", "place buffers of a CSV problem (id,lower,upper,size; half-open "
@@ -669,6 +746,7 @@ int main(int argc, char** argv) {
   place->add_option("--time-limit", place_flags.time_limit_s, "seconds for the exact search (default 10)")
       ->check(sp::cli::kTimeLimit);
   place->add_option("--out", place_flags.out, "write the solution CSV (id,lower,upper,size,offset)");
+  place->add_option("--html", place_flags.html, "write the placement as an HTML report (address-by-step chart)");
 
   bool list_passes = false;
   auto* strategies = app.add_subcommand("strategies", "list the strategies, each with its pipeline of passes");
@@ -708,6 +786,7 @@ int main(int argc, char** argv) {
     return rc == 0 ? 0 : 1;
   }
   verbosity = quiet ? 0 : verbose ? 2 : 1;
+  if (quiet) sp::SetProgressEnabled(false);  // -q: results only
   if (*targets) return CmdTargets(print_target);
   if (*strategies) return CmdStrategies(list_passes);
   if (*inspect) return CmdInspect(inspect_flags);

@@ -6,6 +6,7 @@
 // running past P continuing at 0 (split into two fixed pieces for the placer), and the other
 // buffers placed around it. Only members touched by segment steps alone (as their pool input or
 // output) may wrap; the smallest P from the lower bound up that places wins.
+#include <algorithm>
 #include <limits>
 
 #include "driver/context.h"
@@ -72,7 +73,7 @@ MakeResult MakeCircularPool(std::string_view arg) {
           req.push_back(tail);
         }
         placement::OptimalOptions po;
-        po.time_limit_s = 30;
+        po.time_limit_s = ctx.options.search_time_limit_s > 0 ? std::min(30.0, ctx.options.search_time_limit_s) : 30;
         po.node_limit = 20000;
         placement::OptimalResult placed = placement::PlaceBestOf(req, po);
         if (placed.placement.arena_bytes > P) continue;

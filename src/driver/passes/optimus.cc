@@ -18,6 +18,13 @@ namespace {
 
 // Pooling windows and Slice steps recorded for the verifier's tile relation (Conv's are recorded
 // for every plan).
+// The fusion search's limits: its state limits, and the CLI's --time-limit when given (issue 19).
+fusion::FusionLimits FusionLimitsOf(const PlanOptions& o) {
+  fusion::FusionLimits l;
+  l.time_limit_s = o.search_time_limit_s;
+  return l;
+}
+
 plan::StepOp TiledStepOp(const ir::Graph& g, const ir::Op& op) {
   plan::StepOp so = PlanStepOp(g, op);
   if (op.type == "MaxPool" || op.type == "AveragePool")
@@ -149,7 +156,7 @@ MakeResult MakeFuseTiled(std::string_view arg) {
                       fusion::ParseFusionMethod(a, &st->method);
                       SP_ASSIGN_OR_RETURN(st->model, fusion::AccelModel::From(ctx.target, ctx.options.batch));
                       SP_ASSIGN_OR_RETURN(st->graph, fusion::BuildFusionGraph(ctx.graph, ctx.order, ctx.options.batch));
-                      SP_ASSIGN_OR_RETURN(st->result, fusion::RunFusion(st->graph, st->model, st->method));
+                      SP_ASSIGN_OR_RETURN(st->result, fusion::RunFusion(st->graph, st->model, st->method, FusionLimitsOf(ctx.options)));
                       ctx.optimus = std::move(st);
                       return Status::Ok();
                     });

@@ -1,6 +1,8 @@
 // place:naive|linear|tflm|optimal: places the requests (placement/). optimal is the exact search
 // (best of the greedy portfolio, then branch and bound with a node limit, so plans are
 // reproducible).
+#include <algorithm>
+
 #include "driver/context.h"
 #include "driver/passes/passes.h"
 #include "placement/optimal.h"
@@ -16,7 +18,8 @@ MakeResult MakePlace(std::string_view arg) {
           return Status::Ok();
         }
         placement::OptimalOptions po;
-        po.time_limit_s = 30;  // a safety net; the node limit keeps plans reproducible
+        // A safety net (capped by --time-limit); the node limit keeps plans reproducible.
+        po.time_limit_s = ctx.options.search_time_limit_s > 0 ? std::min(30.0, ctx.options.search_time_limit_s) : 30;
         po.node_limit = 20000;
         placement::OptimalResult r = placement::PlaceBestOf(ctx.requests, po);
         ctx.placed = r.placement;
