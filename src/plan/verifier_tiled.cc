@@ -81,10 +81,17 @@ void Checker::CheckFusedTiled(int s) {
   std::set<std::string> in_situ;  // outputs an element-wise or view op of the step rewrites in place
   const int64_t tiles = tg.tiles;
   int64_t ref_rows = 1;
+  // (A view's output that stays inside the group is no feature map of its own: a view merges into
+  // the operator it follows.)
   for (const auto& op : st.ops)
     for (const auto* list : {&op.inputs, &op.outputs})
-      for (const auto& name : *list)
-        if (FindTensor(name)->kind != "constant") ref_rows = std::max(ref_rows, RowsChannels(*FindTensor(name)).first);
+      for (const auto& name : *list) {
+        const Tensor& t = *FindTensor(name);
+        const bool view_inside = !t.producer.empty() && inside(t.producer) && !step_output(t) &&
+                                 IsViewType(st.ops[op_at[t.producer]].type);
+        if (t.kind == "constant" || view_inside) continue;
+        ref_rows = std::max(ref_rows, RowsChannels(t).first);
+      }
   for (size_t k = st.ops.size(); k-- > 0;) {
     const StepOp& op = st.ops[k];
     int64_t out_r = 0, out_h = 1;

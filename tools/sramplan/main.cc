@@ -447,6 +447,7 @@ int CmdVerify(const ModelFlags& f, const VerifyFlags& vf) {
       continue;
     }
     std::string diff = sp::exec::Compare(*g, *naive, *arena, *p);
+    for (const auto& note : arena->notes) std::cout << "verify " << s << ": " << note << "\n";
     if (!diff.empty()) {
       std::cout << "verify " << s << ": MISMATCH: " << diff << "\n";
       rc = 3;
