@@ -196,7 +196,7 @@ StatusOr<TiledSchedule> BuildTiledSchedule(const ir::Graph& g, const plan::Plan&
     if (base.images > 1 && (it.shape.empty() || it.shape[0] != base.images))
       return Unsupported(where + ": tensor '" + it.name + "' has no batch axis of " + std::to_string(base.images) +
                          " images; tiled execution runs one image at a time");
-    if (t.rows > 1 && g.layout != ir::Layout::kNHWC)
+    if (it.shape.size() == 4 && g.layout != ir::Layout::kNHWC)
       return Unsupported(where + ": tile-by-tile execution needs channels-last feature maps (pass --canonicalize)");
     if (t.producer < 0) continue;
     t.to_dram = it.kind == ir::TensorKind::kOutput;
