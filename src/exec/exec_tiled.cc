@@ -142,7 +142,7 @@ ir::Graph ScratchGraph(const ir::Graph& g) {
 }
 
 StatusOr<TiledSchedule> BuildTiledSchedule(const ir::Graph& g, const plan::Plan& p, int s,
-                                           const std::vector<const ir::Op*>& ops, int64_t capacity) {
+                                           const std::vector<const ir::Op*>& ops, int64_t capacity, bool int8) {
   const plan::TiledGroup& tg = p.steps[s].tiled;
   const std::string where = "step " + std::to_string(s) + " (fused-tiled group of '" +
                             (ops.empty() ? std::string("?") : ops.front()->name) + "')";
@@ -164,6 +164,8 @@ StatusOr<TiledSchedule> BuildTiledSchedule(const ir::Graph& g, const plan::Plan&
       return Unsupported(where + ": op '" + op.name + "' (" + op.original_type + ") has no kernel");
     OpInfo oi;
     oi.rowwise = RowWise(g, op);
+    oi.stream = int8 && op.type == "GlobalAveragePool" && op.inputs.size() == 1 && op.outputs.size() == 1 &&
+                FeatureMap(g, g.tensor(op.inputs[0])) && g.tensor(op.inputs[0]).shape[1] > 1;
     std::map<int, bool> own;
     for (size_t k = 0; k < op.inputs.size(); ++k) {
       const ir::Tensor& t = g.tensor(op.inputs[k]);
@@ -239,6 +241,7 @@ StatusOr<TiledSchedule> BuildTiledSchedule(const ir::Graph& g, const plan::Plan&
     const size_t nt = ts.tensors.size();
     std::vector<int64_t> hi(nt, 0);            // rows of each tensor computed / loaded so far
     std::vector<int64_t> done(ops.size(), 0);  // rows of each op's output computed so far
+    std::vector<int64_t> added(ops.size(), 0);  // streaming ops: input rows added so far
     std::vector<int64_t> window(nt, 0);        // per slot owner: rows it must hold at most
     for (int64_t j = 0; j < ts.tiles; ++j) {
       std::vector<int64_t> target = hi;
@@ -259,7 +262,8 @@ StatusOr<TiledSchedule> BuildTiledSchedule(const ir::Graph& g, const plan::Plan&
           // An op on whole operands (global pooling, Gemm) runs once its inputs are complete; until
           // then its inputs fill in step with the strips, so what feeds them stays tiled.
           const int pr = ts.tensors[oi.in[k]].producer;
-          if (!oi.rowwise && out_t == 0 && (pr < 0 || b.info[pr].rowwise)) need = (j + 1) * rows / ts.tiles;
+          if (!oi.rowwise && out_t == 0 && (pr < 0 || b.info[pr].rowwise || oi.stream))
+            need = (j + 1) * rows / ts.tiles;
           target[oi.in[k]] = std::max(target[oi.in[k]], need);
         }
       }
@@ -269,7 +273,11 @@ StatusOr<TiledSchedule> BuildTiledSchedule(const ir::Graph& g, const plan::Plan&
         int64_t lo = hi[t];
         for (const auto& [o, k] : b.consumers[t]) {
           const TiledTensor& y = ts.tensors[b.info[o].out[0]];
-          if (done[o] < y.rows) lo = std::min(lo, NeedLo(b.info[o].rules[k], done[o]));
+          if (b.info[o].stream) {
+            if (added[o] < ts.tensors[t].rows) lo = std::min(lo, added[o]);  // only rows not yet added
+          } else if (done[o] < y.rows) {
+            lo = std::min(lo, NeedLo(b.info[o].rules[k], done[o]));
+          }
         }
         keep[t] = lo;
       }
@@ -286,6 +294,13 @@ StatusOr<TiledSchedule> BuildTiledSchedule(const ir::Graph& g, const plan::Plan&
       std::vector<TiledRun>& runs = strip.runs;
       for (size_t i = 0; i < ops.size(); ++i) {
         const OpInfo& oi = b.info[i];
+        if (oi.stream) {
+          const int64_t in_rows = ts.tensors[oi.in[0]].rows, in_t = target[oi.in[0]];
+          if (in_t > added[i]) runs.push_back({static_cast<int>(i), added[i], in_t, in_t == in_rows});
+          added[i] = std::max(added[i], in_t);
+          if (in_t == in_rows) target[oi.out[0]] = done[i] = ts.tensors[oi.out[0]].rows;
+          continue;
+        }
         const int64_t t_out = target[oi.out[0]];
         if (t_out > done[i]) runs.push_back({static_cast<int>(i), done[i], t_out});
         done[i] = std::max(done[i], t_out);
@@ -307,7 +322,8 @@ StatusOr<TiledSchedule> BuildTiledSchedule(const ir::Graph& g, const plan::Plan&
       const int64_t es = ir::DataTypeSize(g.tensor(x.id).dtype);
       cursor = AlignUp(cursor, std::max<int64_t>(es, 1));
       x.offset = cursor;
-      x.window_rows = window[t];
+      x.window_rows = std::max<int64_t>(window[t], 1);
+      window[t] = x.window_rows;
       cursor += window[t] * (x.direct ? x.staging_bytes : x.row_bytes);
     }
     for (size_t t = 0; t < nt; ++t)
@@ -320,6 +336,12 @@ StatusOr<TiledSchedule> BuildTiledSchedule(const ir::Graph& g, const plan::Plan&
       ts.param_offset = cursor;
       cursor += ts.param_bytes;
     }
+    for (TiledOp& oi : ts.op_info)  // streaming global pooling: int32 sums per channel
+      if (oi.stream) {
+        cursor = AlignUp(cursor, 4);
+        oi.sums_offset = cursor;
+        cursor += 4 * g.tensor(ts.tensors[oi.out[0]].id).shape.back();
+      }
     ts.working_bytes = cursor;
     if (std::getenv("SP_TILED_DEBUG"))
       for (const TiledTensor& x : ts.tensors)
@@ -442,6 +464,7 @@ class TileRunner {
   }
 
   Status Run(const TiledRun& r);
+  Status Stream(const TiledRun& r);
 
   const TiledSchedule& ts_;
   ir::Graph& sg_;
@@ -456,7 +479,65 @@ class TileRunner {
   std::vector<std::pair<ir::TensorId, std::vector<int64_t>>> saved_;
 };
 
+// Streaming global average pooling: the strip's rows added to the sums; once the input is
+// complete, the outputs from them (the kernels' own arithmetic, sramplan_rt_int8.h).
+Status TileRunner::Stream(const TiledRun& r) {
+  const ir::Op& op0 = *ts_.ops[r.op];
+  ir::Op& op = sg_.op(op0.id);
+  const TiledOp& oi = ts_.op_info[r.op];
+  const std::string where = "tiled run of op '" + op0.name + "' input rows [" + std::to_string(r.out_begin) + ", " +
+                            std::to_string(r.out_end) + ")";
+  const int t = oi.in[0], o = oi.out[0];
+  const TiledTensor& x = ts_.tensors[t];
+  if (r.out_begin < lo_[Owner(t)] || r.out_end > rows_[t]) return InternalError(where + ": rows not in the window");
+  int32_t* sums = reinterpret_cast<int32_t*>(buf_.data() + oi.sums_offset);
+  const int64_t channels = sg_.tensor(ts_.tensors[o].id).shape.back();
+  if (r.out_begin == 0) std::memset(sums, 0, static_cast<size_t>(4 * channels));
+  auto record = [&](int64_t rows) -> StatusOr<KernelCall> {
+    saved_.clear();
+    SetShape(x.id, rows);
+    SetShape(ts_.tensors[o].id, -1);
+    auto calls = BuildCallsS8(sg_, op, *q_);
+    for (auto it = saved_.rbegin(); it != saved_.rend(); ++it) sg_.tensor(it->first).shape = it->second;
+    if (!calls.ok()) return calls.status();
+    if (calls->blocks.size() != 1 || calls->blocks[0].calls.size() != 1)
+      return Unsupported(where + ": not one global pooling call");
+    return calls->blocks[0].calls[0];
+  };
+  SP_ASSIGN_OR_RETURN(KernelCall strip, record(r.out_end - r.out_begin));
+  if (strip.fn != KernelFn::kGlobalAvgPoolS8 && strip.fn != KernelFn::kGlobalAvgPoolRequantS8)
+    return Unsupported(where + ": not a global average pooling call");
+  const sp_tensor_t xd = std::get<sp_tensor_t>(strip.args[0]);
+  if (sp_global_pool_sum_s8(&xd, reinterpret_cast<const int8_t*>(Row(t, r.out_begin)), sums) != SP_OK)
+    return InternalError(where + ": the sum kernel refused its operands");
+  if (!r.finish) return Status::Ok();
+  SP_ASSIGN_OR_RETURN(KernelCall whole, record(-1));
+  const auto& v = whole.args;
+  const sp_tensor_t xw = std::get<sp_tensor_t>(v[0]);
+  const int32_t count = xw.dims[2] * xw.dims[3];
+  auto I = [&](size_t k) { return static_cast<int32_t>(std::get<int64_t>(v[k])); };
+  SP_RETURN_IF_ERROR(Fits(o, 1));
+  int8_t* out = reinterpret_cast<int8_t*>(Row(o, 0));
+  sp_status_t st;
+  if (whole.fn == KernelFn::kGlobalAvgPoolS8) {
+    const sp_tensor_t yd = std::get<sp_tensor_t>(v[4]);
+    st = sp_global_avg_pool_finish_s8(sums, count, nullptr, 0, 0, I(2), I(3), &yd, out);
+  } else {
+    const sp_requant_t rq = std::get<sp_requant_t>(v[3]);
+    const sp_tensor_t yd = std::get<sp_tensor_t>(v[7]);
+    st = sp_global_avg_pool_finish_s8(sums, count, &rq, I(2), I(4), I(5), I(6), &yd, out);
+  }
+  if (st != SP_OK) return InternalError(where + ": the finish kernel refused its operands");
+  rows_[o] = ts_.tensors[o].rows;
+  if (ts_.tensors[o].to_dram) {
+    std::memcpy(Dram(o, 0), Row(o, 0), static_cast<size_t>(ImageBytes(o)));
+    c_->write_bytes += ImageBytes(o);
+  }
+  return Status::Ok();
+}
+
 Status TileRunner::Run(const TiledRun& r) {
+  if (ts_.op_info[r.op].stream) return Stream(r);
   const ir::Op& op0 = *ts_.ops[r.op];
   ir::Op& op = sg_.op(op0.id);
   const TiledOp& oi = ts_.op_info[r.op];

@@ -14,6 +14,7 @@
 // Scope (what the schedule knows, checked when lowering): channels-last (NHWC) graphs. Conv,
 // MaxPool and AveragePool (2-D) follow the window relation; element-wise ops and channel Concat
 // keep the rows; every other op (global pooling, Gemm, views, ...) runs once on its whole inputs.
+// int8 GlobalAveragePool streams its input (per-channel sums); float32 runs it on its whole input.
 // ISOA (an op's output kept T_c channels at a time) is not executed: every window holds all
 // channels (the int8 kernels do not expose the 32-bit partial sums a consumer would accumulate).
 #pragma once
@@ -58,6 +59,10 @@ struct TiledInput {
 };
 struct TiledOp {
   bool rowwise = false;
+  // int8 GlobalAveragePool: its input streams strip by strip into per-channel int32 sums in the
+  // buffer (sp_global_pool_sum_s8), finished when the input is complete.
+  bool stream = false;
+  int64_t sums_offset = 0;  // stream: where its sums lie in the buffer
   std::vector<TiledInput> rules;  // per op input
   std::vector<int> in, out;       // tensor indexes per op input / output; -1 for constants
   int64_t param_bytes = 0;        // the constants it reads, each once
@@ -66,7 +71,9 @@ struct TiledOp {
 // What a group runs per image and strip: which rows of each op's output it computes.
 struct TiledRun {
   int op = 0;                      // index into the group's ops
-  int64_t out_begin = 0, out_end = 0;  // rows of the op's output (all outputs for a whole op)
+  int64_t out_begin = 0, out_end = 0;  // rows of the op's output (all outputs for a whole op);
+                                       // a streaming op: rows of its input it adds
+  bool finish = false;                 // a streaming op: its input is complete, write the output
 };
 struct TiledStrip {
   std::vector<TiledRun> runs;   // in op order
@@ -96,8 +103,10 @@ struct TiledSchedule {
 // The schedule of fused-tiled step `s` of `p` (its ops `ops`, in step order). kUnsupported for
 // groups outside the scope above, kMismatch when the plan disagrees with the model or the windows
 // do not fit the global buffer (`capacity` bytes).
+// `int8`: the run uses the int8 kernels (global average pooling then streams).
 StatusOr<TiledSchedule> BuildTiledSchedule(const ir::Graph& g, const plan::Plan& p, int s,
-                                           const std::vector<const ir::Op*>& ops, int64_t capacity);
+                                           const std::vector<const ir::Op*>& ops, int64_t capacity,
+                                           bool int8 = false);
 
 // Where the group's DRAM operands are: the whole tensor (all images) in DRAM.
 using DramLocator = std::function<StatusOr<uint8_t*>(const ir::Tensor& t)>;

@@ -183,7 +183,7 @@ StatusOr<StepCalls> LowerTiled(const StepLowering& l, int s, StepCalls sc) {
   int64_t capacity = 0;
   for (const plan::Level& lv : l.plan().levels)
     if (lv.name == ws->level) capacity = lv.capacity;
-  SP_ASSIGN_OR_RETURN(TiledSchedule ts, BuildTiledSchedule(l.graph(), l.plan(), s, sc.ops, capacity));
+  SP_ASSIGN_OR_RETURN(TiledSchedule ts, BuildTiledSchedule(l.graph(), l.plan(), s, sc.ops, capacity, l.quant() != nullptr));
   sc.workspace = ws;
   sc.tiled = std::make_shared<const TiledSchedule>(std::move(ts));
   return sc;
