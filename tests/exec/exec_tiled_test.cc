@@ -179,6 +179,29 @@ TEST(ExecTiled, MobileNetV2BaselinesBitExactWithPlannedDramBytes) {
   }
 }
 
+// SqueezeNet (channels-last, int8) in the nofuse and dnnvm plans at 128 KB: the int8
+// global average pooling streams (its 13x13x1000 input would not fit whole), strided windows that
+// never read an input's last row read only the rows they use (as the plan counts), and every group
+// runs bit-exact with the plan's DRAM bytes.
+TEST(ExecTiled, SqueezeNetBitExactWithPlannedDramBytes) {
+  for (const char* model : {"squeezenet1_0"}) {
+    auto gi = import::ImportModel(testing::SourcePath(std::string("models/onnx/") + model + ".onnx"), {});
+    ASSERT_TRUE(gi.ok()) << gi.status().message();
+    ir::Graph g = std::move(gi).value();
+    ASSERT_TRUE(transform::Canonicalize(&g, {}).ok());
+    ir::ApplyDtype(g, ir::DataType::kInt8);
+    auto q = QuantizeModel(g, kDefaultSeed, nullptr);
+    ASSERT_TRUE(q.ok()) << q.status().message();
+    for (const char* s : {"nofuse", "dnnvm"}) {
+      SCOPED_TRACE(std::string(model) + " " + s);
+      const plan::Plan p = Plan(g, Accel(128 << 10), s, "int8");
+      ASSERT_TRUE(plan::VerifyPlan(p).ok());
+      std::vector<std::string> notes;
+      EXPECT_EQ(RunBoth(g, p, &*q, q->data, &notes), "");
+    }
+  }
+}
+
 // The schedule refuses what it cannot run: an NCHW graph's feature maps (rows are not contiguous),
 // a plan whose group has no strips, and a group whose windows fit the buffer at no strip count
 // (float32 at 16 KiB: GlobalAveragePool runs on its whole 13824-byte input, which the cost model
