@@ -141,6 +141,143 @@ ir::Graph ScratchGraph(const ir::Graph& g) {
   return s;
 }
 
+namespace {
+
+// The strips of a group for `tiles`: targets backwards from the group outputs, runs forwards,
+// windows from what the consumers still need; then the layout in the buffer and the DRAM bytes.
+StatusOr<TiledSchedule> ScheduleStrips(const ir::Graph& g, const Builder& b, const TiledSchedule& base,
+                                       int64_t tiles, const std::string& where) {
+  const std::vector<const ir::Op*>& ops = base.ops;
+  TiledSchedule ts = base;
+  ts.tiles = tiles;
+  // The strips: targets backwards from the group outputs, runs forwards, windows from what the
+  // consumers still need.
+  const size_t nt = ts.tensors.size();
+  std::vector<int64_t> hi(nt, 0);            // rows of each tensor computed / loaded so far
+  std::vector<int64_t> done(ops.size(), 0);  // rows of each op's output computed so far
+  std::vector<int64_t> added(ops.size(), 0);  // streaming ops: input rows added so far
+  std::vector<int64_t> window(nt, 0);        // per slot owner: rows it must hold at most
+  for (int64_t j = 0; j < ts.tiles; ++j) {
+    std::vector<int64_t> target = hi;
+    for (size_t t = 0; t < nt; ++t)
+      if (ts.tensors[t].to_dram)
+        target[t] = std::max(target[t], (j + 1) * ts.tensors[t].rows / ts.tiles);
+    for (size_t i = ops.size(); i-- > 0;) {
+      const OpInfo& oi = b.info[i];
+      int64_t out_t = 0;
+      for (int o : oi.out) out_t = std::max(out_t, target[o]);
+      if (!oi.rowwise && out_t > 0)
+        for (int o : oi.out) out_t = std::max(out_t, ts.tensors[o].rows);
+      for (int o : oi.out) target[o] = std::max(target[o], std::min(out_t, ts.tensors[o].rows));
+      for (size_t k = 0; k < oi.in.size(); ++k) {
+        if (oi.in[k] < 0) continue;
+        const int64_t rows = ts.tensors[oi.in[k]].rows;
+        int64_t need = NeedHi(oi.rules[k], out_t, rows);
+        // An op on whole operands (global pooling, Gemm) runs once its inputs are complete; until
+        // then its inputs fill in step with the strips, so what feeds them stays tiled.
+        const int pr = ts.tensors[oi.in[k]].producer;
+        if (!oi.rowwise && out_t == 0 && (pr < 0 || b.info[pr].rowwise || oi.stream))
+          need = (j + 1) * rows / ts.tiles;
+        target[oi.in[k]] = std::max(target[oi.in[k]], need);
+      }
+    }
+    // Rows each tensor must keep from: what its unfinished consumers read next, and its own new rows.
+    std::vector<int64_t> keep(nt, 0);
+    for (size_t t = 0; t < nt; ++t) {
+      int64_t lo = hi[t];
+      for (const auto& [o, k] : b.consumers[t]) {
+        const TiledTensor& y = ts.tensors[b.info[o].out[0]];
+        if (b.info[o].stream) {
+          if (added[o] < ts.tensors[t].rows) lo = std::min(lo, added[o]);  // only rows not yet added
+        } else if (done[o] < y.rows) {
+          lo = std::min(lo, NeedLo(b.info[o].rules[k], done[o]));
+        }
+      }
+      keep[t] = lo;
+    }
+    std::vector<int64_t> slot_lo(nt, INT64_MAX), slot_hi(nt, 0);
+    for (size_t t = 0; t < nt; ++t) {
+      slot_lo[b.slot[t]] = std::min(slot_lo[b.slot[t]], keep[t]);
+      slot_hi[b.slot[t]] = std::max(slot_hi[b.slot[t]], target[t]);
+    }
+    for (size_t t = 0; t < nt; ++t)
+      if (b.slot[t] == static_cast<int>(t)) window[t] = std::max(window[t], slot_hi[t] - slot_lo[t]);
+    TiledStrip strip;
+    strip.keep = slot_lo;
+    strip.target = target;
+    std::vector<TiledRun>& runs = strip.runs;
+    for (size_t i = 0; i < ops.size(); ++i) {
+      const OpInfo& oi = b.info[i];
+      if (oi.stream) {
+        const int64_t in_rows = ts.tensors[oi.in[0]].rows, in_t = target[oi.in[0]];
+        if (in_t > added[i]) runs.push_back({static_cast<int>(i), added[i], in_t, in_t == in_rows});
+        added[i] = std::max(added[i], in_t);
+        if (in_t == in_rows) target[oi.out[0]] = done[i] = ts.tensors[oi.out[0]].rows;
+        continue;
+      }
+      const int64_t t_out = target[oi.out[0]];
+      if (t_out > done[i]) runs.push_back({static_cast<int>(i), done[i], t_out});
+      done[i] = std::max(done[i], t_out);
+    }
+    ts.strips.push_back(std::move(strip));
+    hi = target;
+  }
+  // Every op computed all its rows, every group output was written whole.
+  for (size_t i = 0; i < ops.size(); ++i)
+    if (done[i] != ts.tensors[b.info[i].out[0]].rows)
+      return Mismatch(where + ": op '" + ops[i]->name + "' computes " + std::to_string(done[i]) + " of " +
+                      std::to_string(ts.tensors[b.info[i].out[0]].rows) + " rows in " + std::to_string(ts.tiles) +
+                      " strips");
+  // Layout: windows, then resident parameters.
+  int64_t cursor = 0;
+  for (size_t t = 0; t < nt; ++t) {
+    TiledTensor& x = ts.tensors[t];
+    if (b.slot[t] != static_cast<int>(t)) continue;
+    const int64_t es = ir::DataTypeSize(g.tensor(x.id).dtype);
+    cursor = AlignUp(cursor, std::max<int64_t>(es, 1));
+    x.offset = cursor;
+    x.window_rows = std::max<int64_t>(window[t], 1);
+    window[t] = x.window_rows;
+    cursor += window[t] * (x.direct ? x.staging_bytes : x.row_bytes);
+  }
+  for (size_t t = 0; t < nt; ++t)
+    if (b.slot[t] != static_cast<int>(t)) {
+      ts.tensors[t].offset = ts.tensors[b.slot[t]].offset;
+      ts.tensors[t].window_rows = ts.tensors[b.slot[t]].window_rows;
+    }
+  if (ts.params_resident) {
+    cursor = AlignUp(cursor, 8);
+    ts.param_offset = cursor;
+    cursor += ts.param_bytes;
+  }
+  for (TiledOp& oi : ts.op_info)  // streaming global pooling: int32 sums per channel
+    if (oi.stream) {
+      cursor = AlignUp(cursor, 4);
+      oi.sums_offset = cursor;
+      cursor += 4 * g.tensor(ts.tensors[oi.out[0]].id).shape.back();
+    }
+  ts.working_bytes = cursor;
+  if (std::getenv("SP_TILED_DEBUG"))
+    for (const TiledTensor& x : ts.tensors)
+      std::fprintf(stderr, "%s: %s rows %lld row_bytes %lld window %lld share %d producer %d out %d\n", where.c_str(),
+                   g.tensor(x.id).name.c_str(), (long long)x.rows, (long long)x.row_bytes, (long long)x.window_rows,
+                   x.share, x.producer, x.to_dram);
+  // DRAM bytes: the group inputs' and outputs' rows once, parameters once or per strip that runs an op.
+  for (const TiledTensor& t : ts.tensors) {
+    if (t.producer < 0) ts.read_bytes += g.tensor(t.id).Bytes();
+    if (t.to_dram) ts.write_bytes += g.tensor(t.id).Bytes();
+  }
+  if (ts.params_resident) {
+    ts.read_bytes += ts.param_bytes;
+  } else {
+    for (const TiledStrip& st : ts.strips)
+      for (const TiledRun& r : st.runs) ts.read_bytes += b.info[r.op].param_bytes * ts.images;
+  }
+return ts;
+}
+
+}  // namespace
+
 StatusOr<TiledSchedule> BuildTiledSchedule(const ir::Graph& g, const plan::Plan& p, int s,
                                            const std::vector<const ir::Op*>& ops, int64_t capacity, bool int8) {
   const plan::TiledGroup& tg = p.steps[s].tiled;
@@ -233,134 +370,7 @@ StatusOr<TiledSchedule> BuildTiledSchedule(const ir::Graph& g, const plan::Plan&
   base.op_info = b.info;
   // The strips for `tiles`: targets backwards from the group outputs, runs forwards, windows from
   // what the consumers still need.
-  auto schedule = [&](int64_t tiles) -> StatusOr<TiledSchedule> {
-    TiledSchedule ts = base;
-    ts.tiles = tiles;
-    // The strips: targets backwards from the group outputs, runs forwards, windows from what the
-    // consumers still need.
-    const size_t nt = ts.tensors.size();
-    std::vector<int64_t> hi(nt, 0);            // rows of each tensor computed / loaded so far
-    std::vector<int64_t> done(ops.size(), 0);  // rows of each op's output computed so far
-    std::vector<int64_t> added(ops.size(), 0);  // streaming ops: input rows added so far
-    std::vector<int64_t> window(nt, 0);        // per slot owner: rows it must hold at most
-    for (int64_t j = 0; j < ts.tiles; ++j) {
-      std::vector<int64_t> target = hi;
-      for (size_t t = 0; t < nt; ++t)
-        if (ts.tensors[t].to_dram)
-          target[t] = std::max(target[t], (j + 1) * ts.tensors[t].rows / ts.tiles);
-      for (size_t i = ops.size(); i-- > 0;) {
-        const OpInfo& oi = b.info[i];
-        int64_t out_t = 0;
-        for (int o : oi.out) out_t = std::max(out_t, target[o]);
-        if (!oi.rowwise && out_t > 0)
-          for (int o : oi.out) out_t = std::max(out_t, ts.tensors[o].rows);
-        for (int o : oi.out) target[o] = std::max(target[o], std::min(out_t, ts.tensors[o].rows));
-        for (size_t k = 0; k < oi.in.size(); ++k) {
-          if (oi.in[k] < 0) continue;
-          const int64_t rows = ts.tensors[oi.in[k]].rows;
-          int64_t need = NeedHi(oi.rules[k], out_t, rows);
-          // An op on whole operands (global pooling, Gemm) runs once its inputs are complete; until
-          // then its inputs fill in step with the strips, so what feeds them stays tiled.
-          const int pr = ts.tensors[oi.in[k]].producer;
-          if (!oi.rowwise && out_t == 0 && (pr < 0 || b.info[pr].rowwise || oi.stream))
-            need = (j + 1) * rows / ts.tiles;
-          target[oi.in[k]] = std::max(target[oi.in[k]], need);
-        }
-      }
-      // Rows each tensor must keep from: what its unfinished consumers read next, and its own new rows.
-      std::vector<int64_t> keep(nt, 0);
-      for (size_t t = 0; t < nt; ++t) {
-        int64_t lo = hi[t];
-        for (const auto& [o, k] : b.consumers[t]) {
-          const TiledTensor& y = ts.tensors[b.info[o].out[0]];
-          if (b.info[o].stream) {
-            if (added[o] < ts.tensors[t].rows) lo = std::min(lo, added[o]);  // only rows not yet added
-          } else if (done[o] < y.rows) {
-            lo = std::min(lo, NeedLo(b.info[o].rules[k], done[o]));
-          }
-        }
-        keep[t] = lo;
-      }
-      std::vector<int64_t> slot_lo(nt, INT64_MAX), slot_hi(nt, 0);
-      for (size_t t = 0; t < nt; ++t) {
-        slot_lo[b.slot[t]] = std::min(slot_lo[b.slot[t]], keep[t]);
-        slot_hi[b.slot[t]] = std::max(slot_hi[b.slot[t]], target[t]);
-      }
-      for (size_t t = 0; t < nt; ++t)
-        if (b.slot[t] == static_cast<int>(t)) window[t] = std::max(window[t], slot_hi[t] - slot_lo[t]);
-      TiledStrip strip;
-      strip.keep = slot_lo;
-      strip.target = target;
-      std::vector<TiledRun>& runs = strip.runs;
-      for (size_t i = 0; i < ops.size(); ++i) {
-        const OpInfo& oi = b.info[i];
-        if (oi.stream) {
-          const int64_t in_rows = ts.tensors[oi.in[0]].rows, in_t = target[oi.in[0]];
-          if (in_t > added[i]) runs.push_back({static_cast<int>(i), added[i], in_t, in_t == in_rows});
-          added[i] = std::max(added[i], in_t);
-          if (in_t == in_rows) target[oi.out[0]] = done[i] = ts.tensors[oi.out[0]].rows;
-          continue;
-        }
-        const int64_t t_out = target[oi.out[0]];
-        if (t_out > done[i]) runs.push_back({static_cast<int>(i), done[i], t_out});
-        done[i] = std::max(done[i], t_out);
-      }
-      ts.strips.push_back(std::move(strip));
-      hi = target;
-    }
-    // Every op computed all its rows, every group output was written whole.
-    for (size_t i = 0; i < ops.size(); ++i)
-      if (done[i] != ts.tensors[b.info[i].out[0]].rows)
-        return Mismatch(where + ": op '" + ops[i]->name + "' computes " + std::to_string(done[i]) + " of " +
-                        std::to_string(ts.tensors[b.info[i].out[0]].rows) + " rows in " + std::to_string(ts.tiles) +
-                        " strips");
-    // Layout: windows, then resident parameters.
-    int64_t cursor = 0;
-    for (size_t t = 0; t < nt; ++t) {
-      TiledTensor& x = ts.tensors[t];
-      if (b.slot[t] != static_cast<int>(t)) continue;
-      const int64_t es = ir::DataTypeSize(g.tensor(x.id).dtype);
-      cursor = AlignUp(cursor, std::max<int64_t>(es, 1));
-      x.offset = cursor;
-      x.window_rows = std::max<int64_t>(window[t], 1);
-      window[t] = x.window_rows;
-      cursor += window[t] * (x.direct ? x.staging_bytes : x.row_bytes);
-    }
-    for (size_t t = 0; t < nt; ++t)
-      if (b.slot[t] != static_cast<int>(t)) {
-        ts.tensors[t].offset = ts.tensors[b.slot[t]].offset;
-        ts.tensors[t].window_rows = ts.tensors[b.slot[t]].window_rows;
-      }
-    if (ts.params_resident) {
-      cursor = AlignUp(cursor, 8);
-      ts.param_offset = cursor;
-      cursor += ts.param_bytes;
-    }
-    for (TiledOp& oi : ts.op_info)  // streaming global pooling: int32 sums per channel
-      if (oi.stream) {
-        cursor = AlignUp(cursor, 4);
-        oi.sums_offset = cursor;
-        cursor += 4 * g.tensor(ts.tensors[oi.out[0]].id).shape.back();
-      }
-    ts.working_bytes = cursor;
-    if (std::getenv("SP_TILED_DEBUG"))
-      for (const TiledTensor& x : ts.tensors)
-        std::fprintf(stderr, "%s: %s rows %lld row_bytes %lld window %lld share %d producer %d out %d\n", where.c_str(),
-                     g.tensor(x.id).name.c_str(), (long long)x.rows, (long long)x.row_bytes, (long long)x.window_rows,
-                     x.share, x.producer, x.to_dram);
-    // DRAM bytes: the group inputs' and outputs' rows once, parameters once or per strip that runs an op.
-    for (const TiledTensor& t : ts.tensors) {
-      if (t.producer < 0) ts.read_bytes += g.tensor(t.id).Bytes();
-      if (t.to_dram) ts.write_bytes += g.tensor(t.id).Bytes();
-    }
-    if (ts.params_resident) {
-      ts.read_bytes += ts.param_bytes;
-    } else {
-      for (const TiledStrip& st : ts.strips)
-        for (const TiledRun& r : st.runs) ts.read_bytes += b.info[r.op].param_bytes * ts.images;
-    }
-  return ts;
-  };
+  auto schedule = [&](int64_t tiles) { return ScheduleStrips(g, b, base, tiles, where); };
   SP_ASSIGN_OR_RETURN(TiledSchedule planned, schedule(tg.tiles));
   if (planned.working_bytes <= capacity) return planned;
   // The plan's strips do not fit with every channel held (ISOA's T_c-channel outputs need partial
