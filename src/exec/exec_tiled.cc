@@ -1,8 +1,6 @@
 #include "exec/exec_tiled.h"
 
 #include <algorithm>
-#include <cstdio>
-#include <cstdlib>
 #include <cstring>
 #include <map>
 
@@ -257,11 +255,6 @@ StatusOr<TiledSchedule> ScheduleStrips(const ir::Graph& g, const Builder& b, con
       cursor += 4 * g.tensor(ts.tensors[oi.out[0]].id).shape.back();
     }
   ts.working_bytes = cursor;
-  if (std::getenv("SP_TILED_DEBUG"))
-    for (const TiledTensor& x : ts.tensors)
-      std::fprintf(stderr, "%s: %s rows %lld row_bytes %lld window %lld share %d producer %d out %d\n", where.c_str(),
-                   g.tensor(x.id).name.c_str(), (long long)x.rows, (long long)x.row_bytes, (long long)x.window_rows,
-                   x.share, x.producer, x.to_dram);
   // DRAM bytes: the group inputs' and outputs' rows once, parameters once or per strip that runs an op.
   for (const TiledTensor& t : ts.tensors) {
     if (t.producer < 0) ts.read_bytes += g.tensor(t.id).Bytes();
