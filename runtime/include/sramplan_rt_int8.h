@@ -117,6 +117,15 @@ sp_status_t sp_global_avg_pool_requant_s8(const sp_tensor_t* in_desc, const int8
                                           int32_t in_zp, sp_requant_t rq, int32_t out_zp,
                                           int32_t act_min, int32_t act_max,
                                           const sp_tensor_t* out_desc, int8_t* out);
+/* The same two kernels streamed over strips of rows (tile-by-tile execution): sp_global_pool_sum_s8
+ * adds each (n, c) plane of `in` (N, C, h, w) to sums[n * C + c] (int32, zeroed by the caller before
+ * the first strip); sp_global_avg_pool_finish_s8 then writes the outputs from the sums of `count`
+ * pixels exactly as sp_global_avg_pool_s8 (rq NULL) or sp_global_avg_pool_requant_s8 (rq, in_zp,
+ * out_zp) would from the whole input. */
+sp_status_t sp_global_pool_sum_s8(const sp_tensor_t* in_desc, const int8_t* in, int32_t* sums);
+sp_status_t sp_global_avg_pool_finish_s8(const int32_t* sums, int32_t count, const sp_requant_t* rq,
+                                         int32_t in_zp, int32_t out_zp, int32_t act_min, int32_t act_max,
+                                         const sp_tensor_t* out_desc, int8_t* out);
 
 /* ---- Elementwise (any rank <= 6, broadcasting as in sramplan_rt.h) --------------------------- */
 

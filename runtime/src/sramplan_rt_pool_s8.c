@@ -1,5 +1,7 @@
 /* sramplan runtime: int8 pooling (integer-only, MCU-safe). TFLite (Micro) reference semantics:
  * MaxPool, AveragePool (round half away from zero), Mean. */
+#include <stddef.h>
+
 #include "sp_internal.h"
 #include "sramplan_rt_int8.h"
 
@@ -147,38 +149,74 @@ static int32_t plane_sum(const int8_t* p, const sp_tensor_t* d) {
   return sum;
 }
 
-sp_status_t sp_global_avg_pool_s8(const sp_tensor_t* in_desc, const int8_t* in, int32_t act_min,
-                                  int32_t act_max, const sp_tensor_t* out_desc, int8_t* out) {
-  int32_t n, c, count;
+/* The outputs from per-(n, c) sums of `count` pixels: shared by the one-call kernels and the
+ * streaming finish, so both round alike. */
+static void gap_finish(const int32_t* sums, int32_t sum_stride_n, int32_t count, const sp_requant_t* rq,
+                       int32_t in_zp, int32_t out_zp, int32_t act_min, int32_t act_max,
+                       const sp_tensor_t* out_desc, int8_t* out) {
+  int32_t n, c;
+  for (n = 0; n < out_desc->dims[0]; ++n) {
+    for (c = 0; c < out_desc->dims[1]; ++c) {
+      const int32_t sum = sums[n * sum_stride_n + c];
+      int32_t v;
+      if (rq) {
+        v = sp_mbqm_zp(sum - count * in_zp, rq->multiplier, rq->shift, out_zp);
+      } else {
+        v = rounded_average(sum, count);
+      }
+      out[n * out_desc->strides[0] + c * out_desc->strides[1]] = (int8_t)sp_clamp_i32(v, act_min, act_max);
+    }
+  }
+}
+
+static sp_status_t gap_one_call(const sp_tensor_t* in_desc, const int8_t* in, const sp_requant_t* rq,
+                                int32_t in_zp, int32_t out_zp, int32_t act_min, int32_t act_max,
+                                const sp_tensor_t* out_desc, int8_t* out) {
+  int32_t n, c;
   sp_status_t st = gap_check(in_desc, out_desc, act_min, act_max);
   if (st != SP_OK) return st;
-  count = in_desc->dims[2] * in_desc->dims[3];
   for (n = 0; n < in_desc->dims[0]; ++n) {
     for (c = 0; c < in_desc->dims[1]; ++c) {
+      /* one (n, c) at a time: the sum, then its output (no buffer of sums) */
       const int32_t sum = plane_sum(in + n * in_desc->strides[0] + c * in_desc->strides[1], in_desc);
-      out[n * out_desc->strides[0] + c * out_desc->strides[1]] =
-          (int8_t)sp_clamp_i32(rounded_average(sum, count), act_min, act_max);
+      sp_tensor_t one = *out_desc;
+      one.dims[0] = 1;
+      one.dims[1] = 1;
+      gap_finish(&sum, 0, in_desc->dims[2] * in_desc->dims[3], rq, in_zp, out_zp, act_min, act_max, &one,
+                 out + n * out_desc->strides[0] + c * out_desc->strides[1]);
     }
   }
   return SP_OK;
+}
+
+sp_status_t sp_global_avg_pool_s8(const sp_tensor_t* in_desc, const int8_t* in, int32_t act_min,
+                                  int32_t act_max, const sp_tensor_t* out_desc, int8_t* out) {
+  return gap_one_call(in_desc, in, NULL, 0, 0, act_min, act_max, out_desc, out);
 }
 
 sp_status_t sp_global_avg_pool_requant_s8(const sp_tensor_t* in_desc, const int8_t* in,
                                           int32_t in_zp, sp_requant_t rq, int32_t out_zp,
                                           int32_t act_min, int32_t act_max,
                                           const sp_tensor_t* out_desc, int8_t* out) {
-  int32_t n, c, count;
-  sp_status_t st = gap_check(in_desc, out_desc, act_min, act_max);
-  if (st != SP_OK) return st;
-  count = in_desc->dims[2] * in_desc->dims[3];
+  return gap_one_call(in_desc, in, &rq, in_zp, out_zp, act_min, act_max, out_desc, out);
+}
+
+sp_status_t sp_global_pool_sum_s8(const sp_tensor_t* in_desc, const int8_t* in, int32_t* sums) {
+  int32_t n, c;
+  if (!sp_tensor_valid(in_desc) || in_desc->rank != 4 || !sums) return SP_BAD_ARGUMENT;
   for (n = 0; n < in_desc->dims[0]; ++n) {
-    for (c = 0; c < in_desc->dims[1]; ++c) {
-      const int32_t sum = plane_sum(in + n * in_desc->strides[0] + c * in_desc->strides[1], in_desc) -
-                          count * in_zp;
-      const int32_t v = sp_mbqm_zp(sum, rq.multiplier, rq.shift, out_zp);
-      out[n * out_desc->strides[0] + c * out_desc->strides[1]] =
-          (int8_t)sp_clamp_i32(v, act_min, act_max);
-    }
+    for (c = 0; c < in_desc->dims[1]; ++c)
+      sums[n * in_desc->dims[1] + c] += plane_sum(in + n * in_desc->strides[0] + c * in_desc->strides[1], in_desc);
   }
+  return SP_OK;
+}
+
+sp_status_t sp_global_avg_pool_finish_s8(const int32_t* sums, int32_t count, const sp_requant_t* rq,
+                                         int32_t in_zp, int32_t out_zp, int32_t act_min, int32_t act_max,
+                                         const sp_tensor_t* out_desc, int8_t* out) {
+  if (!sums || count <= 0 || !sp_tensor_valid(out_desc) || out_desc->rank != 4 || act_min < -128 ||
+      act_max > 127 || act_min > act_max || out_desc->dims[2] != 1 || out_desc->dims[3] != 1)
+    return SP_BAD_ARGUMENT;
+  gap_finish(sums, out_desc->dims[1], count, rq, in_zp, out_zp, act_min, act_max, out_desc, out);
   return SP_OK;
 }

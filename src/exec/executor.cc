@@ -53,6 +53,8 @@ struct ArenaRun {
   std::map<int, std::vector<const plan::Transfer*>> transfers{};
   ExecResult r{};
   int n = 0;
+  std::optional<ir::Graph> scratch_graph{};  // fused-tiled steps rewrite its shapes per strip
+  std::vector<uint8_t> global_buffer{};      // fused-tiled steps: the accelerator's B_c bytes
   // Operand pointers of one op at a step.
   struct Operands {
     std::vector<const uint8_t*> in;
@@ -71,6 +73,7 @@ struct ArenaRun {
   StatusOr<Operands> OperandsOf(const ir::Op& op, int s, const std::vector<const ir::Op*>* pool_step);
   Status RunSegment(const StepCalls& sc);
   Status RunOp(const LoweredOp& lo, int s, const plan::Buffer* scratch);
+  Status RunTiled(const StepCalls& sc);
   void Poison(int s);
   StatusOr<ExecResult> Run();
 };
@@ -260,6 +263,32 @@ Status ArenaRun::RunOp(const LoweredOp& lo, int s, const plan::Buffer* scratch) 
   return ExecuteCalls(op, lo.calls, o.in, o.out, nullptr).WithContext(ctx);
 }
 
+// A fused-tiled step (exec/exec_tiled.h): strip by strip in a byte array of the global buffer's
+// capacity; its group inputs, outputs and streamed parameters come from and go to DRAM.
+Status ArenaRun::RunTiled(const StepCalls& sc) {
+  const int s = sc.step;
+  if (!scratch_graph) scratch_graph = ScratchGraph(g);
+  DramLocator dram = [&](const ir::Tensor& t) -> StatusOr<uint8_t*> {
+    bool off = false;
+    int64_t have = 0;
+    SP_ASSIGN_OR_RETURN(uint8_t* ptr, Locate(g.tensor(t.id), s, sc.ops.front()->name, &off, false, &have));
+    if (!off)
+      return Mismatch("step " + std::to_string(s) + ": tensor '" + t.name +
+                      "' crosses the fused-tiled group's boundary but is not in DRAM");
+    return ptr;
+  };
+  SP_ASSIGN_OR_RETURN(TiledCounts c, RunTiledSchedule(*sc.tiled, *scratch_graph, quant, dram, global_buffer));
+  r.offchip_read_bytes += c.read_bytes;
+  r.offchip_write_bytes += c.write_bytes;
+  const plan::TiledGroup& tg = p.steps[s].tiled;
+  if (c.read_bytes != tg.dram_read_bytes || c.write_bytes != tg.dram_write_bytes || !sc.tiled->note.empty())
+    r.notes.push_back("step " + std::to_string(s) + " (group of '" + sc.ops.front()->name + "'): moved read " +
+                      std::to_string(c.read_bytes) + " / write " + std::to_string(c.write_bytes) + " B, the group says " +
+                      std::to_string(tg.dram_read_bytes) + " / " + std::to_string(tg.dram_write_bytes) +
+                      (sc.tiled->note.empty() ? "" : "; " + sc.tiled->note) + "; " + TiledTrafficWhy(*sc.tiled));
+  return Status::Ok();
+}
+
 // Poisons the bytes of buffers that die at step s, except bytes a buffer still live at s+1 holds
 // (an in-place output shares its dying input's bytes).
 void ArenaRun::Poison(int s) {
@@ -293,6 +322,7 @@ StatusOr<ExecResult> ArenaRun::Run() {
     SP_RETURN_IF_ERROR(RunTransfers(s, true));
     SP_ASSIGN_OR_RETURN(StepCalls sc, LowerStep(lowering, s));
     if (sc.segment) SP_RETURN_IF_ERROR(RunSegment(sc));
+    if (sc.tiled) SP_RETURN_IF_ERROR(RunTiled(sc));
     for (const LoweredOp& lo : sc.op_calls) SP_RETURN_IF_ERROR(RunOp(lo, s, sc.workspace));
     SP_RETURN_IF_ERROR(RunTransfers(s, false));
     if (s < n - 1) Poison(s);  // after the last step the outputs are read

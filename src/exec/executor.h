@@ -19,6 +19,8 @@ struct ExecResult {
   int64_t offchip_read_bytes = 0;                // counted by direction as the run moved them
   int64_t offchip_write_bytes = 0;
   int steps = 0;
+  // Fused-tiled steps run differently from their plan (more strips, other DRAM bytes): why, per step.
+  std::vector<std::string> notes;
 };
 
 // The byte pattern freed arena bytes are overwritten with.

@@ -173,6 +173,22 @@ StatusOr<StepCalls> LowerBottleneck(const StepLowering& l, int s, StepCalls sc) 
   return sc;
 }
 
+// kFusedTiled: an Optimus group, run strip by strip in the global buffer (the level of the step's
+// workspace, at its capacity B_c).
+StatusOr<StepCalls> LowerTiled(const StepLowering& l, int s, StepCalls sc) {
+  const plan::Step& st = l.plan().steps[s];
+  const plan::Buffer* ws = st.workspace.empty() ? nullptr : l.LiveBuffer(st.workspace, s);
+  if (!ws || l.Offchip(ws->level))
+    return Mismatch(Where(s) + ": a fused-tiled group needs its workspace '" + st.workspace + "' on chip");
+  int64_t capacity = 0;
+  for (const plan::Level& lv : l.plan().levels)
+    if (lv.name == ws->level) capacity = lv.capacity;
+  SP_ASSIGN_OR_RETURN(TiledSchedule ts, BuildTiledSchedule(l.graph(), l.plan(), s, sc.ops, capacity, l.quant() != nullptr));
+  sc.workspace = ws;
+  sc.tiled = std::make_shared<const TiledSchedule>(std::move(ts));
+  return sc;
+}
+
 }  // namespace
 
 StepLowering::StepLowering(const ir::Graph& g, const plan::Plan& p, const QuantizedModel* q)
@@ -236,12 +252,10 @@ StatusOr<StepCalls> LowerStep(const StepLowering& l, int s) {
       if (sc.ops.empty()) return Mismatch(Where(s) + " runs no op");
       return LowerBottleneck(l, s, std::move(sc));
     case plan::StepKind::kFusedTiled:
+      return LowerTiled(l, s, std::move(sc));
     case plan::StepKind::kModule:
       break;
   }
-  if (st.kind == plan::StepKind::kFusedTiled)
-    return Unsupported(Where(s) + " is an Optimus group (kind 'fused-tiled'): tile-by-tile execution is not "
-                       "implemented yet; the plan is checked by the verifier only (sramplan check-plan)");
   return Unsupported(Where(s) + " is of kind '" + plan::StepKindName(st.kind) +
                      "', which is not supported yet (reserved for module buffering)");
 }

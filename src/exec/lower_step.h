@@ -3,11 +3,13 @@
 // and the firmware cannot decode a step differently.
 #pragma once
 
+#include <memory>
 #include <optional>
 #include <string>
 #include <unordered_map>
 #include <vector>
 
+#include "exec/exec_tiled.h"
 #include "exec/kernels.h"
 #include "ir/graph.h"
 #include "plan/plan.h"
@@ -41,6 +43,8 @@ struct StepCalls {
   const plan::Buffer* output = nullptr;
   // The step's workspace (segment kinds) or scratch (an in-place op), live at the step.
   const plan::Buffer* workspace = nullptr;
+  // kFusedTiled: the group's strips, windows and DRAM traffic (exec/exec_tiled.h).
+  std::shared_ptr<const TiledSchedule> tiled;
 };
 
 // The indexes LowerStep reads; built once per plan. `q` is null for float32 plans.

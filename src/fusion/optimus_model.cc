@@ -48,6 +48,8 @@ RowMap OpRowMap(const ir::Graph& g, const ir::Op& op, size_t k, int64_t in_rows,
       m.rule = RowRule::kWindow;
       m.stride = w->strides[0];
       m.k_eff = w->EffectiveKernel(0);
+      m.pad_top = w->pads[0];
+      m.out_rows = out_rows;
       return m;
     }
   }
@@ -86,6 +88,11 @@ StatusOr<AccelModel> AccelModel::From(const target::Target& t, int64_t batch) {
   m.t_h = 1;
   m.batch = std::max<int64_t>(1, batch);
   return m;
+}
+
+int64_t RowMap::RowsRead() const {
+  if (rule != RowRule::kWindow || out_rows <= 0 || fixed_out > 0) return in_rows;
+  return std::max<int64_t>(1, std::min(in_rows, (out_rows - 1) * stride - pad_top + k_eff));
 }
 
 int64_t RowMap::Apply(int64_t r, int64_t tiles) const {
@@ -327,7 +334,15 @@ GroupEval EvaluateGroup(const FusionGraph& fg, const std::vector<int>& group, co
         const auto& in = fg.vertices[u].inputs;
         if (std::find(in.begin(), in.end(), f) != in.end()) first = false;
       }
-      if (first) e.read_bytes += t.bytes;
+      if (first) {
+        int64_t read = 1;  // rows of it the group's operators read
+        for (int u : group) {
+          const Vertex& ux = fg.vertices[u];
+          for (size_t k = 0; k < ux.inputs.size(); ++k)
+            if (ux.inputs[k] == f) read = std::max(read, ux.in_maps[k].RowsRead());
+        }
+        e.read_bytes += read >= t.rows ? t.bytes : t.bytes / t.rows * read;
+      }
     }
     for (int f : vx.outputs)
       if (IsGroupOutput(fg, group, fg.tensors[f])) e.write_bytes += fg.tensors[f].bytes;

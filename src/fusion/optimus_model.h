@@ -48,6 +48,10 @@ struct RowMap {
   int64_t stride = 1, k_eff = 1;
   int64_t in_rows = 1;  // rows of the input tensor
   int64_t fixed_out = 0;  // > 0: the op's whole output is needed (a merged view changes its rows)
+  int64_t pad_top = 0, out_rows = 0;  // kWindow of a Conv / pooling: its top padding and output rows
+  // Rows of the input read when the op computes all its output rows (a strided window may never
+  // reach the last rows): the group reads only these from DRAM.
+  int64_t RowsRead() const;
   // Rows of the input needed for r output rows when the group runs `tiles` strips.
   int64_t Apply(int64_t r, int64_t tiles) const;
 };

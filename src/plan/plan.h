@@ -25,8 +25,8 @@ inline constexpr int kSchemaVersion = 2;
 //   kFusedTiled       an Optimus fused group (`tiled`): its ops run as `tiles` full-width row strips
 //                     per image in the step's workspace (the global buffer); only the group's
 //                     inputs, outputs and parameters move to or from DRAM. The verifier re-derives
-//                     the working set and the DRAM bytes; the lowering refuses it (no tile-by-tile
-//                     execution yet).
+//                     the working set and the DRAM bytes; the lowering builds its strip schedule
+//                     (exec/exec_tiled.h) and the executor runs it in the global buffer.
 //   kModule           reserved (module buffering): read and written, but the verifier and the
 //                     lowering refuse it as not supported yet.
 enum class StepKind { kOp, kInPlaceDepthwise, kSegment, kFusedBottleneck, kFusedTiled, kModule };

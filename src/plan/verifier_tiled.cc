@@ -78,13 +78,21 @@ void Checker::CheckFusedTiled(int s) {
   };
   // Rows per tensor, backwards through the ops.
   std::map<std::string, int64_t> rows;
+  std::map<std::string, int64_t> rows_read;  // group inputs: rows read from DRAM (a strided window may skip the last)
   std::set<std::string> in_situ;  // outputs an element-wise or view op of the step rewrites in place
   const int64_t tiles = tg.tiles;
   int64_t ref_rows = 1;
+  // (A view's output that stays inside the group is no feature map of its own: a view merges into
+  // the operator it follows.)
   for (const auto& op : st.ops)
     for (const auto* list : {&op.inputs, &op.outputs})
-      for (const auto& name : *list)
-        if (FindTensor(name)->kind != "constant") ref_rows = std::max(ref_rows, RowsChannels(*FindTensor(name)).first);
+      for (const auto& name : *list) {
+        const Tensor& t = *FindTensor(name);
+        const bool view_inside = !t.producer.empty() && inside(t.producer) && !step_output(t) &&
+                                 IsViewType(st.ops[op_at[t.producer]].type);
+        if (t.kind == "constant" || view_inside) continue;
+        ref_rows = std::max(ref_rows, RowsChannels(t).first);
+      }
   for (size_t k = st.ops.size(); k-- > 0;) {
     const StepOp& op = st.ops[k];
     int64_t out_r = 0, out_h = 1;
@@ -106,9 +114,13 @@ void Checker::CheckFusedTiled(int s) {
       int64_t need = h;  // the whole input
       const bool window = (IsConvType(op.type) || IsPoolType(op.type)) && op.attrs.count("kernel_shape") &&
                           Attr(op, "kernel_shape", {}).size() == 2 && t.shape.size() == 4;
+      int64_t read = h;  // rows of it the op reads over all strips
       if (i == 0 && window && out_h == RowsChannels(*FindTensor(op.outputs[0])).first) {
         const int64_t stride = Attr(op, "strides", {1, 1})[0], dil = Attr(op, "dilations", {1, 1})[0];
-        need = std::min(h, (out_r - 1) * stride + dil * (Attr(op, "kernel_shape", {1, 1})[0] - 1) + 1);
+        const int64_t k_eff = dil * (Attr(op, "kernel_shape", {1, 1})[0] - 1) + 1;
+        need = std::min(h, (out_r - 1) * stride + k_eff);
+        const std::vector<int64_t> pads = Attr(op, "pads", {0, 0, 0, 0});
+        read = std::max<int64_t>(1, std::min(h, (out_h - 1) * stride - (pads.empty() ? 0 : pads[0]) + k_eff));
       } else if (i == 0 && op.type == "Slice" && op.inputs.size() <= 4 && UnitSteps(op)) {
         need = std::min(h, out_r);  // unit steps: a shifted window of as many rows
       } else if (ReduceType(op.type) && out_h == 1) {
@@ -117,6 +129,7 @@ void Checker::CheckFusedTiled(int s) {
         need = std::min(h, out_r);
       }
       rows[op.inputs[i]] = std::max(rows[op.inputs[i]], need);
+      rows_read[op.inputs[i]] = std::max(rows_read[op.inputs[i]], read);
       const auto pr = produced_at_.find(op.inputs[i]);
       if (InSituType(op.type) && data_inputs == 1 && t.consumers.size() == 1 && t.kind == "activation" &&
           pr != produced_at_.end() && pr->second == s)
@@ -141,7 +154,8 @@ void Checker::CheckFusedTiled(int s) {
       if (t.kind == "constant") {
         if (seen_const.insert(in).second) params = SaturatingAdd(params, t.bytes);
       } else if (!(t.producer.size() && inside(t.producer)) && seen_in.insert(in).second) {
-        rd = SaturatingAdd(rd, t.bytes);
+        const int64_t h = RowsChannels(t).first, read = rows_read[in];
+        rd = SaturatingAdd(rd, read >= h || h <= 0 ? t.bytes : t.bytes / h * read);
       }
     }
     for (const auto& o : op.outputs)

@@ -511,6 +511,7 @@ int CmdVerify(const ModelFlags& f, const VerifyFlags& vf) {
       continue;
     }
     std::string diff = sp::exec::Compare(*g, *naive, *arena, *p);
+    for (const auto& note : arena->notes) std::cout << "verify " << s << ": " << note << "\n";
     if (!diff.empty()) {
       std::cout << "verify " << s << ": MISMATCH: " << diff << "\n";
       html.notes.push_back("verify " + s + ": MISMATCH: " + diff);

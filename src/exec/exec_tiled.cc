@@ -1,0 +1,673 @@
+#include "exec/exec_tiled.h"
+
+#include <algorithm>
+#include <cstring>
+#include <map>
+
+#include "exec/executor.h"
+#include "exec/quantize.h"
+#include "ir/op_geometry.h"
+#include "support/int_math.h"
+
+namespace sramplan::exec {
+namespace {
+
+Status Mismatch(const std::string& m) { return Status(StatusCode::kMismatch, m); }
+
+using Rule = TiledRule;
+using InputRule = TiledInput;
+using OpInfo = TiledOp;
+
+bool FeatureMap(const ir::Graph& g, const ir::Tensor& t) {
+  return g.layout == ir::Layout::kNHWC && t.shape.size() == 4;
+}
+
+bool Windowed(const std::string& type) { return type == "Conv" || type == "MaxPool" || type == "AveragePool"; }
+
+// The row rule of input k of `op`; kWhole for ops that run once on whole operands.
+InputRule RuleOf(const ir::Graph& g, const ir::Op& op, size_t k, bool rowwise) {
+  InputRule r;
+  if (!rowwise) return r;
+  const ir::Tensor& x = g.tensor(op.inputs[k]);
+  const ir::Tensor& y = g.tensor(op.outputs[0]);
+  if (!FeatureMap(g, x)) return r;
+  if (k == 0 && Windowed(op.type)) {
+    ir::WindowGeometry w;
+    if (op.type == "Conv") {
+      auto cg = ir::ParseConvGeometry(g, op);
+      if (!cg.ok()) return r;
+      w = *cg;
+    } else {
+      auto pg = ir::ParsePoolGeometry(g, op);
+      if (!pg.ok()) return r;
+      w = *pg;
+    }
+    r.rule = Rule::kWindow;
+    r.stride = w.strides[0];
+    r.pad_top = w.pads[0];
+    r.k_eff = w.EffectiveKernel(0);
+    r.pads = w.pads;
+    return r;
+  }
+  if (x.shape[1] == y.shape[1] && x.shape[1] > 1) r.rule = Rule::kSame;
+  return r;  // a broadcast operand of one row: whole
+}
+
+// Whether `op` runs strip by strip (its output rows follow its inputs' rows).
+bool RowWise(const ir::Graph& g, const ir::Op& op) {
+  if (op.outputs.size() != 1 || !FeatureMap(g, g.tensor(op.outputs[0]))) return false;
+  const ir::Tensor& y = g.tensor(op.outputs[0]);
+  if (Windowed(op.type)) {
+    if (op.inputs.empty() || !FeatureMap(g, g.tensor(op.inputs[0]))) return false;
+    if (op.type == "Conv") {
+      auto cg = ir::ParseConvGeometry(g, op);
+      return cg.ok() && cg->Is2D();
+    }
+    auto pg = ir::ParsePoolGeometry(g, op);
+    return pg.ok() && pg->Is2D();
+  }
+  const bool elementwise = ir::IsUnaryElementwise(op.type) || ir::IsBinaryElementwise(op.type);
+  const bool concat = op.type == "Concat" && (op.attrs.GetInt("axis", 0) == 3 || op.attrs.GetInt("axis", 0) == -1);
+  if (!elementwise && !concat) return false;
+  for (ir::TensorId in : op.inputs) {
+    const ir::Tensor& x = g.tensor(in);
+    if (x.kind == ir::TensorKind::kConstant) continue;
+    if (!FeatureMap(g, x) || (x.shape[1] != y.shape[1] && x.shape[1] != 1)) return false;
+    if (concat && x.shape[1] != y.shape[1]) return false;
+  }
+  return true;
+}
+
+int64_t NeedLo(const InputRule& r, int64_t out_row) {
+  switch (r.rule) {
+    case Rule::kWindow: return std::max<int64_t>(0, out_row * r.stride - r.pad_top);
+    case Rule::kSame: return out_row;
+    case Rule::kWhole: break;
+  }
+  return 0;
+}
+
+int64_t NeedHi(const InputRule& r, int64_t out_end, int64_t in_rows) {
+  if (out_end <= 0) return 0;
+  switch (r.rule) {
+    case Rule::kWindow: return std::min(in_rows, (out_end - 1) * r.stride - r.pad_top + r.k_eff);
+    case Rule::kSame: return std::min(in_rows, out_end);
+    case Rule::kWhole: break;
+  }
+  return in_rows;
+}
+
+struct Builder {
+  const ir::Graph& g;
+  TiledSchedule& ts;
+  std::vector<OpInfo> info;
+  std::map<int, int> index;  // ir tensor id -> ts.tensors index
+  std::vector<std::vector<std::pair<int, size_t>>> consumers;  // per tensor: (op, input k) in the group
+  std::vector<int> slot;  // per tensor: the tensor owning its window (itself unless in situ)
+
+  int Tensor(ir::TensorId id) {
+    auto it = index.find(id.value());
+    if (it != index.end()) return it->second;
+    const ir::Tensor& t = g.tensor(id);
+    TiledTensor tt;
+    tt.id = id;
+    tt.rows = FeatureMap(g, t) ? t.shape[1] : 1;
+    tt.row_bytes = t.Bytes() / (ts.images * tt.rows);
+    ts.tensors.push_back(tt);
+    consumers.emplace_back();
+    return index[id.value()] = static_cast<int>(ts.tensors.size()) - 1;
+  }
+};
+
+}  // namespace
+
+ir::Graph ScratchGraph(const ir::Graph& g) {
+  ir::Graph s;
+  s.name = g.name;
+  s.layout = g.layout;
+  for (const ir::Tensor& t : g.tensors()) {
+    ir::Tensor c;
+    c.name = t.name;
+    c.shape = t.shape;
+    c.dtype = t.dtype;
+    c.kind = t.kind;
+    c.quant = t.quant;
+    if (t.data.size() <= 4096) c.data = t.data;
+    s.AddTensor(std::move(c));
+  }
+  for (const ir::Op& op : g.ops()) s.AddOp(op);
+  return s;
+}
+
+namespace {
+
+// The strips of a group for `tiles`: targets backwards from the group outputs, runs forwards,
+// windows from what the consumers still need; then the layout in the buffer and the DRAM bytes.
+StatusOr<TiledSchedule> ScheduleStrips(const ir::Graph& g, const Builder& b, const TiledSchedule& base,
+                                       int64_t tiles, const std::string& where) {
+  const std::vector<const ir::Op*>& ops = base.ops;
+  TiledSchedule ts = base;
+  ts.tiles = tiles;
+  // The strips: targets backwards from the group outputs, runs forwards, windows from what the
+  // consumers still need.
+  const size_t nt = ts.tensors.size();
+  std::vector<int64_t> hi(nt, 0);            // rows of each tensor computed / loaded so far
+  std::vector<int64_t> done(ops.size(), 0);  // rows of each op's output computed so far
+  std::vector<int64_t> added(ops.size(), 0);  // streaming ops: input rows added so far
+  std::vector<int64_t> window(nt, 0);        // per slot owner: rows it must hold at most
+  for (int64_t j = 0; j < ts.tiles; ++j) {
+    std::vector<int64_t> target = hi;
+    for (size_t t = 0; t < nt; ++t)
+      if (ts.tensors[t].to_dram)
+        target[t] = std::max(target[t], (j + 1) * ts.tensors[t].rows / ts.tiles);
+    for (size_t i = ops.size(); i-- > 0;) {
+      const OpInfo& oi = b.info[i];
+      int64_t out_t = 0;
+      for (int o : oi.out) out_t = std::max(out_t, target[o]);
+      if (!oi.rowwise && out_t > 0)
+        for (int o : oi.out) out_t = std::max(out_t, ts.tensors[o].rows);
+      for (int o : oi.out) target[o] = std::max(target[o], std::min(out_t, ts.tensors[o].rows));
+      for (size_t k = 0; k < oi.in.size(); ++k) {
+        if (oi.in[k] < 0) continue;
+        const int64_t rows = ts.tensors[oi.in[k]].rows;
+        int64_t need = NeedHi(oi.rules[k], out_t, rows);
+        // An op on whole operands (global pooling, Gemm) runs once its inputs are complete; until
+        // then its inputs fill in step with the strips, so what feeds them stays tiled.
+        const int pr = ts.tensors[oi.in[k]].producer;
+        if (!oi.rowwise && out_t == 0 && (pr < 0 || b.info[pr].rowwise || oi.stream))
+          need = (j + 1) * rows / ts.tiles;
+        target[oi.in[k]] = std::max(target[oi.in[k]], need);
+      }
+    }
+    // Rows each tensor must keep from: what its unfinished consumers read next, and its own new rows.
+    std::vector<int64_t> keep(nt, 0);
+    for (size_t t = 0; t < nt; ++t) {
+      int64_t lo = hi[t];
+      for (const auto& [o, k] : b.consumers[t]) {
+        const TiledTensor& y = ts.tensors[b.info[o].out[0]];
+        if (b.info[o].stream) {
+          if (added[o] < ts.tensors[t].rows) lo = std::min(lo, added[o]);  // only rows not yet added
+        } else if (done[o] < y.rows) {
+          lo = std::min(lo, NeedLo(b.info[o].rules[k], done[o]));
+        }
+      }
+      keep[t] = lo;
+    }
+    std::vector<int64_t> slot_lo(nt, INT64_MAX), slot_hi(nt, 0);
+    for (size_t t = 0; t < nt; ++t) {
+      slot_lo[b.slot[t]] = std::min(slot_lo[b.slot[t]], keep[t]);
+      slot_hi[b.slot[t]] = std::max(slot_hi[b.slot[t]], target[t]);
+    }
+    for (size_t t = 0; t < nt; ++t)
+      if (b.slot[t] == static_cast<int>(t)) window[t] = std::max(window[t], slot_hi[t] - slot_lo[t]);
+    TiledStrip strip;
+    strip.keep = slot_lo;
+    strip.target = target;
+    std::vector<TiledRun>& runs = strip.runs;
+    for (size_t i = 0; i < ops.size(); ++i) {
+      const OpInfo& oi = b.info[i];
+      if (oi.stream) {
+        const int64_t in_rows = ts.tensors[oi.in[0]].rows, in_t = target[oi.in[0]];
+        if (in_t > added[i]) runs.push_back({static_cast<int>(i), added[i], in_t, in_t == in_rows});
+        added[i] = std::max(added[i], in_t);
+        if (in_t == in_rows) target[oi.out[0]] = done[i] = ts.tensors[oi.out[0]].rows;
+        continue;
+      }
+      const int64_t t_out = target[oi.out[0]];
+      if (t_out > done[i]) runs.push_back({static_cast<int>(i), done[i], t_out});
+      done[i] = std::max(done[i], t_out);
+    }
+    ts.strips.push_back(std::move(strip));
+    hi = target;
+  }
+  // Every op computed all its rows, every group output was written whole.
+  for (size_t i = 0; i < ops.size(); ++i)
+    if (done[i] != ts.tensors[b.info[i].out[0]].rows)
+      return Mismatch(where + ": op '" + ops[i]->name + "' computes " + std::to_string(done[i]) + " of " +
+                      std::to_string(ts.tensors[b.info[i].out[0]].rows) + " rows in " + std::to_string(ts.tiles) +
+                      " strips");
+  // Layout: windows, then resident parameters.
+  int64_t cursor = 0;
+  for (size_t t = 0; t < nt; ++t) {
+    TiledTensor& x = ts.tensors[t];
+    if (b.slot[t] != static_cast<int>(t)) continue;
+    const int64_t es = ir::DataTypeSize(g.tensor(x.id).dtype);
+    cursor = AlignUp(cursor, std::max<int64_t>(es, 1));
+    x.offset = cursor;
+    x.window_rows = std::max<int64_t>(window[t], 1);
+    window[t] = x.window_rows;
+    cursor += window[t] * (x.direct ? x.staging_bytes : x.row_bytes);
+  }
+  for (size_t t = 0; t < nt; ++t)
+    if (b.slot[t] != static_cast<int>(t)) {
+      ts.tensors[t].offset = ts.tensors[b.slot[t]].offset;
+      ts.tensors[t].window_rows = ts.tensors[b.slot[t]].window_rows;
+    }
+  if (ts.params_resident) {
+    cursor = AlignUp(cursor, 8);
+    ts.param_offset = cursor;
+    cursor += ts.param_bytes;
+  }
+  for (TiledOp& oi : ts.op_info)  // streaming global pooling: int32 sums per channel
+    if (oi.stream) {
+      cursor = AlignUp(cursor, 4);
+      oi.sums_offset = cursor;
+      cursor += 4 * g.tensor(ts.tensors[oi.out[0]].id).shape.back();
+    }
+  ts.working_bytes = cursor;
+  // DRAM bytes: the group inputs' and outputs' rows once, parameters once or per strip that runs an op.
+  for (const TiledTensor& t : ts.tensors) {
+    if (t.producer < 0) ts.read_bytes += g.tensor(t.id).Bytes();
+    if (t.to_dram) ts.write_bytes += g.tensor(t.id).Bytes();
+  }
+  if (ts.params_resident) {
+    ts.read_bytes += ts.param_bytes;
+  } else {
+    for (const TiledStrip& st : ts.strips)
+      for (const TiledRun& r : st.runs) ts.read_bytes += b.info[r.op].param_bytes * ts.images;
+  }
+return ts;
+}
+
+}  // namespace
+
+StatusOr<TiledSchedule> BuildTiledSchedule(const ir::Graph& g, const plan::Plan& p, int s,
+                                           const std::vector<const ir::Op*>& ops, int64_t capacity, bool int8) {
+  const plan::TiledGroup& tg = p.steps[s].tiled;
+  const std::string where = "step " + std::to_string(s) + " (fused-tiled group of '" +
+                            (ops.empty() ? std::string("?") : ops.front()->name) + "')";
+  if (ops.empty()) return Mismatch(where + " runs no op");
+  if (tg.tiles < 1) return Mismatch(where + ": group.tiles must be at least 1");
+  TiledSchedule base;
+  base.tiles = tg.tiles;
+  base.ops = ops;
+  base.params_resident = tg.params_resident;
+  base.buffer_capacity = capacity;
+  base.images = std::max<int64_t>(p.batch, 1);
+  Builder b{g, base, {}, {}, {}, {}};
+  std::map<int, int> op_pos;
+  for (size_t i = 0; i < ops.size(); ++i) op_pos[ops[i]->id.value()] = static_cast<int>(i);
+  std::map<int, bool> seen_param;
+  for (size_t i = 0; i < ops.size(); ++i) {
+    const ir::Op& op = *ops[i];
+    if (op.type == "Opaque")
+      return Unsupported(where + ": op '" + op.name + "' (" + op.original_type + ") has no kernel");
+    OpInfo oi;
+    oi.rowwise = RowWise(g, op);
+    oi.stream = int8 && op.type == "GlobalAveragePool" && op.inputs.size() == 1 && op.outputs.size() == 1 &&
+                FeatureMap(g, g.tensor(op.inputs[0])) && g.tensor(op.inputs[0]).shape[1] > 1;
+    std::map<int, bool> own;
+    for (size_t k = 0; k < op.inputs.size(); ++k) {
+      const ir::Tensor& t = g.tensor(op.inputs[k]);
+      oi.rules.push_back(RuleOf(g, op, k, oi.rowwise && t.kind != ir::TensorKind::kConstant));
+      if (t.kind == ir::TensorKind::kConstant) {
+        oi.in.push_back(-1);
+        if (!own[t.id.value()]) oi.param_bytes += t.Bytes();
+        own[t.id.value()] = true;
+        if (!seen_param[t.id.value()]) {
+          base.params.push_back(t.id);
+          base.param_bytes += t.Bytes();
+        }
+        seen_param[t.id.value()] = true;
+        continue;
+      }
+      const int ti = b.Tensor(t.id);
+      oi.in.push_back(ti);
+      b.consumers[ti].push_back({static_cast<int>(i), k});
+    }
+    for (ir::TensorId out : op.outputs) {
+      const int ti = b.Tensor(out);
+      base.tensors[ti].producer = static_cast<int>(i);
+      oi.out.push_back(ti);
+    }
+    b.info.push_back(std::move(oi));
+  }
+  // Batch: every feature map's first axis is the image.
+  for (TiledTensor& t : base.tensors) {
+    const ir::Tensor& it = g.tensor(t.id);
+    if (base.images > 1 && (it.shape.empty() || it.shape[0] != base.images))
+      return Unsupported(where + ": tensor '" + it.name + "' has no batch axis of " + std::to_string(base.images) +
+                         " images; tiled execution runs one image at a time");
+    if (it.shape.size() == 4 && g.layout != ir::Layout::kNHWC)
+      return Unsupported(where + ": tile-by-tile execution needs channels-last feature maps (pass --canonicalize)");
+    if (t.producer < 0) continue;
+    t.to_dram = it.kind == ir::TensorKind::kOutput;
+    bool inside = false;
+    for (ir::OpId c : it.consumers) {
+      t.to_dram = t.to_dram || !op_pos.count(c.value());
+      inside = inside || op_pos.count(c.value());
+    }
+    // ISOA on an output no op of the group reads: it streams to DRAM T_c channels at a time.
+    const std::string& producer = ops[t.producer]->name;
+    if (t.to_dram && !inside && std::find(tg.isoa.begin(), tg.isoa.end(), producer) != tg.isoa.end()) {
+      t.direct = true;
+      const int64_t channels = t.rows > 1 ? it.shape[3] : 1;
+      t.staging_bytes = channels > tg.tile_channels ? t.row_bytes / channels * tg.tile_channels : t.row_bytes;
+    }
+  }
+  // In situ: a unary element-wise op over the only use of a tensor the group produced.
+  b.slot.resize(base.tensors.size());
+  for (size_t t = 0; t < base.tensors.size(); ++t) b.slot[t] = static_cast<int>(t);
+  for (size_t i = 0; i < ops.size(); ++i) {
+    const ir::Op& op = *ops[i];
+    const OpInfo& oi = b.info[i];
+    if (!oi.rowwise || !ir::IsUnaryElementwise(op.type) || oi.in.empty() || oi.in[0] < 0) continue;
+    const TiledTensor& x = base.tensors[oi.in[0]];
+    if (x.producer < 0 || x.to_dram || base.tensors[oi.out[0]].direct || g.tensor(x.id).consumers.size() != 1 || x.rows != base.tensors[oi.out[0]].rows ||
+        x.row_bytes != base.tensors[oi.out[0]].row_bytes)
+      continue;
+    base.tensors[oi.out[0]].in_situ = true;
+    b.slot[oi.out[0]] = b.slot[oi.in[0]];
+    base.tensors[oi.out[0]].share = b.slot[oi.in[0]];
+  }
+  base.op_info = b.info;
+  // The strips for `tiles`: targets backwards from the group outputs, runs forwards, windows from
+  // what the consumers still need.
+  auto schedule = [&](int64_t tiles) { return ScheduleStrips(g, b, base, tiles, where); };
+  SP_ASSIGN_OR_RETURN(TiledSchedule planned, schedule(tg.tiles));
+  if (planned.working_bytes <= capacity) return planned;
+  // The plan's strips do not fit with every channel held (ISOA's T_c-channel outputs need partial
+  // sums the int8 kernels do not keep): the fewest strips that fit, if any.
+  int64_t max_tiles = 1;
+  for (const TiledTensor& t : base.tensors) max_tiles = std::max(max_tiles, t.rows);
+  for (int64_t tiles = tg.tiles + 1; tiles <= max_tiles; ++tiles) {
+    SP_ASSIGN_OR_RETURN(TiledSchedule ts, schedule(tiles));
+    if (ts.working_bytes > capacity) continue;
+    ts.note = "runs " + std::to_string(tiles) + " strips instead of the plan's " + std::to_string(tg.tiles) +
+              ": with every channel held, the plan's strips need " + std::to_string(planned.working_bytes) +
+              " bytes";
+    return ts;
+  }
+  return Mismatch(where + ": its windows" + (base.params_resident ? std::string(" and resident parameters") : "") +
+                  " need " + std::to_string(planned.working_bytes) + " bytes of the global buffer, which has " +
+                  std::to_string(capacity) + ", and no strip count up to " + std::to_string(max_tiles) + " fits");
+}
+
+}  // namespace sramplan::exec
+
+namespace sramplan::exec {
+namespace {
+
+// One image's run of a schedule: the windows' first and last rows, and the scratch graph's
+// shapes and attributes set per strip.
+class TileRunner {
+ public:
+  TileRunner(const TiledSchedule& ts, ir::Graph& sg, const QuantizedModel* q, std::vector<uint8_t>& buf,
+             const std::vector<uint8_t*>& home, const std::map<int, const uint8_t*>& param_ptr, TiledCounts* c)
+      : ts_(ts), sg_(sg), q_(q), buf_(buf), home_(home), param_ptr_(param_ptr), c_(c) {}
+
+  Status RunImage(int64_t image) {
+    image_ = image;
+    const size_t nt = ts_.tensors.size();
+    lo_.assign(nt, 0);
+    hi_.assign(nt, 0);
+    rows_.assign(nt, 0);
+    for (const TiledStrip& st : ts_.strips) {
+      for (size_t t = 0; t < nt; ++t)
+        if (Owner(static_cast<int>(t)) == static_cast<int>(t)) Shift(static_cast<int>(t), st.keep[t]);
+      for (size_t t = 0; t < nt; ++t)
+        if (ts_.tensors[t].producer < 0) SP_RETURN_IF_ERROR(Load(static_cast<int>(t), st.target[t]));
+      for (const TiledRun& r : st.runs) SP_RETURN_IF_ERROR(Run(r));
+    }
+    return Status::Ok();
+  }
+
+ private:
+  int Owner(int t) const { return ts_.tensors[t].share >= 0 ? ts_.tensors[t].share : t; }
+  int64_t ImageBytes(int t) const { return ts_.tensors[t].rows * ts_.tensors[t].row_bytes; }
+  uint8_t* Row(int t, int64_t r) {
+    return buf_.data() + ts_.tensors[t].offset + (r - lo_[Owner(t)]) * ts_.tensors[t].row_bytes;
+  }
+
+  uint8_t* Dram(int t, int64_t r) { return home_[t] + image_ * ImageBytes(t) + r * ts_.tensors[t].row_bytes; }
+
+  // Drops the rows of window t below `keep` (the line buffer moves on).
+  void Shift(int t, int64_t keep) {
+    const TiledTensor& x = ts_.tensors[t];
+    keep = std::min(keep, hi_[t]);
+    if (keep <= lo_[t]) return;
+    if (x.direct) {  // its rows went to DRAM
+      lo_[t] = keep;
+      return;
+    }
+    uint8_t* base = buf_.data() + x.offset;
+    std::memmove(base, base + (keep - lo_[t]) * x.row_bytes, static_cast<size_t>((hi_[t] - keep) * x.row_bytes));
+    std::memset(base + (hi_[t] - keep) * x.row_bytes, kPoison, static_cast<size_t>((keep - lo_[t]) * x.row_bytes));
+    lo_[t] = keep;
+  }
+
+  Status Fits(int t, int64_t end) {
+    const int o = Owner(t);
+    if (end - lo_[o] > ts_.tensors[o].window_rows)
+      return InternalError("tiled run: window of '" + sg_.tensor(ts_.tensors[t].id).name + "' overflows (" +
+                           std::to_string(end - lo_[o]) + " of " + std::to_string(ts_.tensors[o].window_rows) +
+                           " rows)");
+    hi_[o] = std::max(hi_[o], end);
+    return Status::Ok();
+  }
+
+  // A group input: rows up to `target` from DRAM, each once.
+  Status Load(int t, int64_t target) {
+    const TiledTensor& x = ts_.tensors[t];
+    if (target <= rows_[t]) return Status::Ok();
+    SP_RETURN_IF_ERROR(Fits(t, target));
+    const int64_t n = (target - rows_[t]) * x.row_bytes;
+    std::memcpy(Row(t, rows_[t]), home_[t] + image_ * ImageBytes(t) + rows_[t] * x.row_bytes, static_cast<size_t>(n));
+    c_->read_bytes += n;
+    rows_[t] = target;
+    return Status::Ok();
+  }
+
+  // The strip's shape of tensor `id`: one image, `rows` rows (< 0: all).
+  void SetShape(ir::TensorId id, int64_t rows) {
+    std::vector<int64_t>& sh = sg_.tensor(id).shape;
+    saved_.push_back({id, sh});
+    if (ts_.images > 1 && !sh.empty()) sh[0] = 1;
+    if (rows >= 0) sh[1] = rows;
+  }
+
+  Status Run(const TiledRun& r);
+  Status Stream(const TiledRun& r);
+
+  const TiledSchedule& ts_;
+  ir::Graph& sg_;
+  const QuantizedModel* q_;
+  std::vector<uint8_t>& buf_;
+  const std::vector<uint8_t*>& home_;
+  const std::map<int, const uint8_t*>& param_ptr_;
+  TiledCounts* c_;
+  int64_t image_ = 0;
+  std::vector<int64_t> lo_, hi_;  // per window owner: rows [lo, hi) held
+  std::vector<int64_t> rows_;     // per tensor: rows computed / loaded
+  std::vector<std::pair<ir::TensorId, std::vector<int64_t>>> saved_;
+};
+
+// Streaming global average pooling: the strip's rows added to the sums; once the input is
+// complete, the outputs from them (the kernels' own arithmetic, sramplan_rt_int8.h).
+Status TileRunner::Stream(const TiledRun& r) {
+  const ir::Op& op0 = *ts_.ops[r.op];
+  ir::Op& op = sg_.op(op0.id);
+  const TiledOp& oi = ts_.op_info[r.op];
+  const std::string where = "tiled run of op '" + op0.name + "' input rows [" + std::to_string(r.out_begin) + ", " +
+                            std::to_string(r.out_end) + ")";
+  const int t = oi.in[0], o = oi.out[0];
+  const TiledTensor& x = ts_.tensors[t];
+  if (r.out_begin < lo_[Owner(t)] || r.out_end > rows_[t]) return InternalError(where + ": rows not in the window");
+  int32_t* sums = reinterpret_cast<int32_t*>(buf_.data() + oi.sums_offset);
+  const int64_t channels = sg_.tensor(ts_.tensors[o].id).shape.back();
+  if (r.out_begin == 0) std::memset(sums, 0, static_cast<size_t>(4 * channels));
+  auto record = [&](int64_t rows) -> StatusOr<KernelCall> {
+    saved_.clear();
+    SetShape(x.id, rows);
+    SetShape(ts_.tensors[o].id, -1);
+    auto calls = BuildCallsS8(sg_, op, *q_);
+    for (auto it = saved_.rbegin(); it != saved_.rend(); ++it) sg_.tensor(it->first).shape = it->second;
+    if (!calls.ok()) return calls.status();
+    if (calls->blocks.size() != 1 || calls->blocks[0].calls.size() != 1)
+      return Unsupported(where + ": not one global pooling call");
+    return calls->blocks[0].calls[0];
+  };
+  SP_ASSIGN_OR_RETURN(KernelCall strip, record(r.out_end - r.out_begin));
+  if (strip.fn != KernelFn::kGlobalAvgPoolS8 && strip.fn != KernelFn::kGlobalAvgPoolRequantS8)
+    return Unsupported(where + ": not a global average pooling call");
+  const sp_tensor_t xd = std::get<sp_tensor_t>(strip.args[0]);
+  if (sp_global_pool_sum_s8(&xd, reinterpret_cast<const int8_t*>(Row(t, r.out_begin)), sums) != SP_OK)
+    return InternalError(where + ": the sum kernel refused its operands");
+  if (!r.finish) return Status::Ok();
+  SP_ASSIGN_OR_RETURN(KernelCall whole, record(-1));
+  const auto& v = whole.args;
+  const sp_tensor_t xw = std::get<sp_tensor_t>(v[0]);
+  const int32_t count = xw.dims[2] * xw.dims[3];
+  auto I = [&](size_t k) { return static_cast<int32_t>(std::get<int64_t>(v[k])); };
+  SP_RETURN_IF_ERROR(Fits(o, 1));
+  int8_t* out = reinterpret_cast<int8_t*>(Row(o, 0));
+  sp_status_t st;
+  if (whole.fn == KernelFn::kGlobalAvgPoolS8) {
+    const sp_tensor_t yd = std::get<sp_tensor_t>(v[4]);
+    st = sp_global_avg_pool_finish_s8(sums, count, nullptr, 0, 0, I(2), I(3), &yd, out);
+  } else {
+    const sp_requant_t rq = std::get<sp_requant_t>(v[3]);
+    const sp_tensor_t yd = std::get<sp_tensor_t>(v[7]);
+    st = sp_global_avg_pool_finish_s8(sums, count, &rq, I(2), I(4), I(5), I(6), &yd, out);
+  }
+  if (st != SP_OK) return InternalError(where + ": the finish kernel refused its operands");
+  rows_[o] = ts_.tensors[o].rows;
+  if (ts_.tensors[o].to_dram) {
+    std::memcpy(Dram(o, 0), Row(o, 0), static_cast<size_t>(ImageBytes(o)));
+    c_->write_bytes += ImageBytes(o);
+  }
+  return Status::Ok();
+}
+
+Status TileRunner::Run(const TiledRun& r) {
+  if (ts_.op_info[r.op].stream) return Stream(r);
+  const ir::Op& op0 = *ts_.ops[r.op];
+  ir::Op& op = sg_.op(op0.id);
+  const TiledOp& oi = ts_.op_info[r.op];
+  const int64_t a = r.out_begin, b = r.out_end;
+  const std::string where = "tiled run of op '" + op0.name + "' rows [" + std::to_string(a) + ", " +
+                            std::to_string(b) + ")";
+  saved_.clear();
+  const ir::Attributes attrs = op.attrs;
+  std::vector<const uint8_t*> in;
+  std::vector<uint8_t*> out;
+  Status st = Status::Ok();
+  for (size_t k = 0; k < op.inputs.size() && st.ok(); ++k) {
+    const int t = oi.in[k];
+    if (t < 0) {
+      in.push_back(param_ptr_.at(op.inputs[k].value()));
+      continue;
+    }
+    const TiledTensor& x = ts_.tensors[t];
+    const TiledInput& ru = oi.rules[k];
+    int64_t ia = 0, ib = x.rows;
+    if (oi.rowwise && ru.rule == TiledRule::kSame) {
+      ia = a;
+      ib = b;
+    } else if (oi.rowwise && ru.rule == TiledRule::kWindow) {
+      ia = NeedLo(ru, a);
+      ib = NeedHi(ru, b, x.rows);
+      std::vector<int64_t> pads = ru.pads;
+      pads[0] = ia - (a * ru.stride - ru.pad_top);
+      pads[2] = (b - 1) * ru.stride - ru.pad_top + ru.k_eff - ib;
+      op.attrs.Set("pads", pads);
+      op.attrs.Set("auto_pad", std::string("NOTSET"));
+      if (op.type != "Conv") op.attrs.Set("ceil_mode", int64_t{0});
+    }
+    if (ia < lo_[Owner(t)] || ib > rows_[t])
+      st = InternalError(where + ": rows [" + std::to_string(ia) + ", " + std::to_string(ib) + ") of '" +
+                         sg_.tensor(x.id).name + "' are not in its window [" + std::to_string(lo_[Owner(t)]) + ", " +
+                         std::to_string(rows_[t]) + ")");
+    in.push_back(Row(t, ia));
+    SetShape(x.id, x.rows > 1 ? ib - ia : -1);
+  }
+  for (size_t k = 0; k < op.outputs.size() && st.ok(); ++k) {
+    const int t = oi.out[k];
+    const int64_t oa = oi.rowwise ? a : 0, ob = oi.rowwise ? b : ts_.tensors[t].rows;
+    st = Fits(t, ob);
+    // A streamed ISOA output goes to DRAM as the PE array produces it (its T_c-channel staging rows
+    // are counted in the working set).
+    out.push_back(ts_.tensors[t].direct ? Dram(t, oa) : Row(t, oa));
+    SetShape(ts_.tensors[t].id, ts_.tensors[t].rows > 1 ? ob - oa : -1);
+  }
+  OperandBytes bytes;
+  for (ir::TensorId id : op.inputs) bytes.in.push_back(sg_.tensor(id).Bytes());
+  for (ir::TensorId id : op.outputs) bytes.out.push_back(sg_.tensor(id).Bytes());
+  if (st.ok()) {
+    if (ir::IsViewOp(op.type)) {
+      std::memcpy(out[0], in[0], static_cast<size_t>(bytes.out[0]));  // the view's bytes in its own window
+    } else if (!q_) {
+      st = RunKernel(sg_, op, in, out, bytes);
+    } else {
+      st = CheckKernelOperands(sg_, op, true, bytes);
+      if (st.ok()) {
+        auto calls = BuildCallsS8(sg_, op, *q_);
+        st = calls.ok() ? ExecuteCalls(op, *calls, in, out, nullptr) : calls.status();
+      }
+    }
+  }
+  for (auto it = saved_.rbegin(); it != saved_.rend(); ++it) sg_.tensor(it->first).shape = it->second;
+  op.attrs = attrs;
+  if (!st.ok()) return st.WithContext(where);
+  if (!ts_.params_resident) c_->read_bytes += oi.param_bytes;
+  // New rows: recorded, and written to DRAM once when the group outputs them.
+  for (size_t k = 0; k < op.outputs.size(); ++k) {
+    const int t = oi.out[k];
+    const TiledTensor& x = ts_.tensors[t];
+    const int64_t oa = oi.rowwise ? a : 0, ob = oi.rowwise ? b : x.rows;
+    rows_[t] = ob;
+    if (!x.to_dram) continue;
+    const int64_t n = (ob - oa) * x.row_bytes;
+    if (!x.direct) std::memcpy(Dram(t, oa), Row(t, oa), static_cast<size_t>(n));
+    c_->write_bytes += n;
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+std::string TiledTrafficWhy(const TiledSchedule& ts) {
+  int64_t runs = 0, inputs = 0, outputs = 0;
+  for (const TiledStrip& st : ts.strips)
+    for (const TiledRun& r : st.runs) runs += ts.op_info[r.op].param_bytes > 0;
+  for (const TiledTensor& t : ts.tensors) {
+    inputs += t.producer < 0 ? t.rows * t.row_bytes * ts.images : 0;
+    outputs += t.to_dram ? t.rows * t.row_bytes * ts.images : 0;
+  }
+  std::string why = "inputs " + std::to_string(inputs) + " B and outputs " + std::to_string(outputs) + " B once, " +
+                    std::to_string(ts.param_bytes) + " B of parameters ";
+  if (ts.params_resident) return why + "loaded once";
+  return why + "streamed by " + std::to_string(runs) + " op runs with parameters per image (" +
+         std::to_string(ts.tiles) + " strips; an op whose rows are done or not yet needed skips a strip, " +
+         "an op on whole operands runs once)";
+}
+
+StatusOr<TiledCounts> RunTiledSchedule(const TiledSchedule& ts, ir::Graph& scratch, const QuantizedModel* q,
+                                       const DramLocator& dram, std::vector<uint8_t>& buffer) {
+  TiledCounts c;
+  buffer.assign(static_cast<size_t>(ts.buffer_capacity), kPoison);
+  std::vector<uint8_t*> home(ts.tensors.size(), nullptr);
+  for (size_t t = 0; t < ts.tensors.size(); ++t)
+    if (ts.tensors[t].producer < 0 || ts.tensors[t].to_dram) {
+      SP_ASSIGN_OR_RETURN(home[t], dram(scratch.tensor(ts.tensors[t].id)));
+    }
+  std::map<int, const uint8_t*> param_ptr;
+  int64_t at = ts.param_offset;
+  for (ir::TensorId id : ts.params) {
+    SP_ASSIGN_OR_RETURN(uint8_t* d, dram(scratch.tensor(id)));
+    const int64_t n = scratch.tensor(id).Bytes();
+    if (ts.params_resident) {  // loaded into the global buffer once for the group
+      std::memcpy(buffer.data() + at, d, static_cast<size_t>(n));
+      param_ptr[id.value()] = buffer.data() + at;
+      at += n;
+      c.read_bytes += n;
+    } else {
+      param_ptr[id.value()] = d;  // streamed from DRAM by every strip that runs the op
+    }
+  }
+  TileRunner runner(ts, scratch, q, buffer, home, param_ptr, &c);
+  for (int64_t i = 0; i < ts.images; ++i) SP_RETURN_IF_ERROR(runner.RunImage(i));
+  return c;
+}
+
+}  // namespace sramplan::exec
