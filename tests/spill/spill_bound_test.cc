@@ -191,7 +191,7 @@ SpillProblem RandomDag(std::mt19937& rng, int n_ops) {
     for (int t : op.inputs) read[t] = true;
   for (size_t t = 0; t < p.tensors.size(); ++t)
     if (!read[t] && !p.tensors[t].graph_input && !p.tensors[t].weight) p.tensors[t].graph_output = true;
-  p.budget = MinBudget(p) + static_cast<int64_t>(rng() % 3);
+  p.budget = MinBudget(p) + static_cast<int64_t>(rng() % 4 == 0);
   return p;
 }
 
@@ -229,7 +229,7 @@ std::vector<std::vector<int>> AllOrders(const SpillProblem& p, size_t cap) {
 TEST(SpillBoundTest, NeverAboveTheOptimumOverAllOrdersOnRandomDags) {
   std::mt19937 rng(7);
   int instances = 0, forced = 0, tight = 0;
-  while (instances < 30) {
+  while (instances < 40) {
     SpillProblem p = RandomDag(rng, 5 + static_cast<int>(rng() % 3));
     std::vector<std::vector<int>> orders = AllOrders(p, 400);
     if (orders.size() >= 400) continue;  // keep the brute force small
