@@ -17,6 +17,7 @@
 #include <utility>
 
 #include "spill/cosma_internal.h"
+#include "spill/spill_bound.h"
 
 namespace sramplan::spill {
 
@@ -233,13 +234,15 @@ StatusOr<SpillSolution> SolveFixedMode(const SpillProblem& p, const Structure& s
 class JointMode {
  public:
   JointMode(const SpillProblem& p, const CosmaOptions& o, const Structure& s, Clock::time_point t0,
-            const std::vector<std::vector<int>>& orders, std::optional<SpillSolution> best)
-      : p_(p), o_(o), s_(s), t0_(t0), orders_(orders), winner_(std::move(best)) {}
+            const std::vector<std::vector<int>>& orders, std::optional<SpillSolution> best, int64_t all_bound)
+      : p_(p), o_(o), s_(s), t0_(t0), orders_(orders), winner_(std::move(best)), all_bound_(all_bound) {}
 
   StatusOr<SpillSolution> Run();
 
  private:
   double Left() const { return o_.time_limit_s - SecondsSince(t0_); }
+  // The winner meets the bound over all orders (spill_bound.h): nothing left to search.
+  bool AtBound() const { return winner_ && winner_->noncompulsory_bytes <= all_bound_; }
   bool Place(const std::vector<int>& ord, double limit, bool quiet);
   std::string SearchAndPlace(bool joint_fits);
   JointResult JointBound();
@@ -250,6 +253,7 @@ class JointMode {
   const Clock::time_point t0_;
   const std::vector<std::vector<int>>& orders_;
   std::optional<SpillSolution> winner_;
+  const int64_t all_bound_;          // bound over all orders and placements (spill_bound.h)
   int64_t winner_fixed_bound_ = -1;  // the fixed-order bound of the winner's order (not a bound over orders)
   std::string detail_;
   int placed_ = 0;
@@ -332,7 +336,7 @@ std::string JointMode::SearchAndPlace(bool joint_fits) {
   const int64_t before = winner_->noncompulsory_bytes;
   int exact = 0, improved = 0;
   for (size_t k = 0; k < sr.elite.size(); ++k) {
-    if (winner_->noncompulsory_bytes == 0) break;
+    if (AtBound()) break;
     const auto& ord = sr.elite[k];
     if (std::find(orders_.begin(), orders_.end(), ord) != orders_.end()) continue;
     // Simulated costs bound the fixed-order capacity optimum from above only; an order whose
@@ -362,7 +366,7 @@ std::string JointMode::SearchAndPlace(bool joint_fits) {
 // Stage (3): the joint scheduling relaxation, unless the winner needs no bound or it is off.
 JointResult JointMode::JointBound() {
   JointResult jr;
-  if (winner_ && winner_->noncompulsory_bytes == 0) {
+  if (AtBound()) {
     jr.skipped = "no joint bound needed";
     return jr;
   }
@@ -383,13 +387,13 @@ JointResult JointMode::JointBound() {
 StatusOr<SpillSolution> JointMode::Run() {
   const double T = o_.time_limit_s;
   for (const auto& ord : orders_) {
-    if (winner_ && winner_->noncompulsory_bytes == 0) break;
+    if (AtBound()) break;
     Place(ord, std::min(0.25 * T, Left()), false);
   }
   std::vector<int> asap, alap;
   const bool joint_fits = o_.joint_ilp && OpWindows(p_, s_, &asap, &alap) <= kMaxJointOpSteps;
   std::string search_detail;
-  if (o_.order_search && winner_ && winner_->noncompulsory_bytes > 0 && Left() > 0.1) {
+  if (o_.order_search && winner_ && !AtBound() && Left() > 0.1) {
     search_detail = SearchAndPlace(joint_fits);
   }
   JointResult jr = JointBound();
@@ -404,17 +408,16 @@ StatusOr<SpillSolution> JointMode::Run() {
   }
   detail_ += search_detail;
   if (!winner_) return InternalError("cosma: no solution found (no warm start and CBC failed)");
-  bool optimal = winner_->noncompulsory_bytes <= jr.lower_bound;
+  const int64_t lb = std::max(jr.lower_bound, all_bound_);
+  bool optimal = winner_->noncompulsory_bytes <= lb;
   if (!optimal) {
-    detail_ += jr.skipped.empty()
-                   ? "; gap " + std::to_string(winner_->noncompulsory_bytes - jr.lower_bound) + " B to the joint bound"
-                   : std::string("; no bound over orders (lower bound 0 B)");
+    detail_ += "; gap " + std::to_string(winner_->noncompulsory_bytes - lb) + " B to the bound over orders";
     if (winner_fixed_bound_ >= 0) {
       detail_ += "; fixed-order bound of the chosen order " + std::to_string(winner_fixed_bound_) +
                  " B (valid for that order only, not over orders)";
     }
   }
-  return Finish(*winner_, "cosma", optimal, jr.lower_bound, detail_, hit_limit_, t0_, o_.time_limit_s);
+  return Finish(*winner_, "cosma", optimal, lb, detail_, hit_limit_, t0_, o_.time_limit_s);
 }
 
 }  // namespace
@@ -432,12 +435,28 @@ StatusOr<SpillSolution> SolveCosma(const SpillProblem& p, const CosmaOptions& o)
   std::vector<std::vector<int>> orders = CandidateOrders(p, o);
   std::optional<SpillSolution> best = BestBaseline(p, orders);
   if (best && best->noncompulsory_bytes == 0) {
-    return Finish(*best, method, true, 0, "warm start (" + best->method + ") has no non-compulsory traffic", false,
-                  t0, o.time_limit_s);
+    SpillSolution sol = Finish(*best, method, true, 0, "warm start (" + best->method + ") has no non-compulsory traffic",
+                               false, t0, o.time_limit_s);
+    sol.all_orders_lower_bound_bytes = 0;
+    return sol;
   }
-  if (fixed) return SolveFixedMode(p, s, o, best, t0);
-  JointMode joint(p, o, s, t0, orders, std::move(best));
-  return joint.Run();
+  // The bound over all orders: reported with every result; in the joint mode it also ends the search
+  // once an order meets it.
+  SpillBoundOptions bo;
+  bo.time_limit_s = BoundTimeLimit(o.time_limit_s);
+  bo.verbose = o.verbose;
+  SP_ASSIGN_OR_RETURN(SpillBound bound, LowerBoundAllOrders(p, bo));
+  StatusOr<SpillSolution> sol = fixed ? SolveFixedMode(p, s, o, best, t0)
+                                      : JointMode(p, o, s, t0, orders, std::move(best), bound.bytes).Run();
+  if (sol.ok()) AttachAllOrdersBound(bound, &*sol);
+  return sol;
+}
+
+double BoundTimeLimit(double time_limit_s) { return std::clamp(0.1 * time_limit_s, 0.2, 5.0); }
+
+void AttachAllOrdersBound(const SpillBound& bound, SpillSolution* sol) {
+  sol->all_orders_lower_bound_bytes = std::min(bound.bytes, sol->noncompulsory_bytes);
+  sol->detail += "; bound over all orders " + std::to_string(bound.bytes) + " B (" + bound.detail + ")";
 }
 
 }  // namespace sramplan::spill

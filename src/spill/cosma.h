@@ -33,9 +33,12 @@
 //     time, the others share the rest) and the best placed solution is kept, counting each order's
 //     address-aware baselines (Belady, greedy: always placed and valid) besides its exact solve. It
 //     never returns more than the fixed-order result of any warm order it placed (the min-peak order
-//     from the driver). Without the joint ILP the lower bound is 0 and proved_optimal is false unless
-//     the traffic is 0: a fixed-order bound holds for that order only, not over orders (the detail
+//     from the driver). The lower bound is the larger of the joint ILP's and LowerBoundAllOrders'
+//     (spill_bound.h, computed first, with BoundTimeLimit of the time); every stage stops once the
+//     winner meets it. A fixed-order bound holds for that order only, not over orders (the detail
 //     gives it). Ops without outputs (views) are kept before every later reader of their inputs.
+// Both modes also report all_orders_lower_bound_bytes (LowerBoundAllOrders; 0 when a warm start has no
+// traffic).
 // Warm starts: Belady and greedy replacement on every candidate order; the best one is CBC's first
 // incumbent, and if it already has zero non-compulsory bytes it is returned without any ILP.
 #pragma once
@@ -71,6 +74,12 @@ struct CosmaOptions {
 // kOutOfMemory when an op's own inputs and outputs exceed the budget; kInvalidArgument for a
 // malformed problem or an order that is not a topological permutation of the ops.
 StatusOr<SpillSolution> SolveCosma(const SpillProblem& p, const CosmaOptions& o);
+
+struct SpillBound;
+// The share of a solver's time limit given to LowerBoundAllOrders (10%, within 0.2..5 s).
+double BoundTimeLimit(double time_limit_s);
+// Sets sol->all_orders_lower_bound_bytes (at most the solution's bytes) and appends the bound's detail.
+void AttachAllOrdersBound(const SpillBound& bound, SpillSolution* sol);
 
 // Checks the problem's structure (indices, one producer per activation, topological op list) and that
 // every op fits the budget on its own (kOutOfMemory naming the op otherwise).
