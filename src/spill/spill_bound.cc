@@ -44,6 +44,55 @@ class Reach {
   std::vector<uint64_t> bits_;
 };
 
+// Max flow (Dinic) on a small graph with int64 capacities; the min cut's value bounds the bytes live at
+// an op over every order.
+class MaxFlow {
+ public:
+  static constexpr int64_t kInf = int64_t{1} << 60;
+  explicit MaxFlow(int n) : head_(n, -1), level_(n), it_(n) {}
+  void Add(int u, int v, int64_t cap) {
+    to_.push_back(v), cap_.push_back(cap), next_.push_back(head_[u]), head_[u] = static_cast<int>(to_.size()) - 1;
+    to_.push_back(u), cap_.push_back(0), next_.push_back(head_[v]), head_[v] = static_cast<int>(to_.size()) - 1;
+  }
+  int64_t Run(int s, int t) {
+    int64_t flow = 0;
+    while (Bfs(s, t)) {
+      it_ = head_;
+      while (int64_t f = Dfs(s, t, kInf)) flow += f;
+    }
+    return flow;
+  }
+
+ private:
+  bool Bfs(int s, int t) {
+    std::fill(level_.begin(), level_.end(), -1);
+    std::vector<int> q = {s};
+    level_[s] = 0;
+    for (size_t i = 0; i < q.size(); ++i)
+      for (int e = head_[q[i]]; e >= 0; e = next_[e])
+        if (cap_[e] > 0 && level_[to_[e]] < 0) {
+          level_[to_[e]] = level_[q[i]] + 1;
+          q.push_back(to_[e]);
+        }
+    return level_[t] >= 0;
+  }
+  int64_t Dfs(int u, int t, int64_t f) {
+    if (u == t) return f;
+    for (int& e = it_[u]; e >= 0; e = next_[e]) {
+      const int v = to_[e];
+      if (cap_[e] <= 0 || level_[v] != level_[u] + 1) continue;
+      if (int64_t got = Dfs(v, t, std::min(f, cap_[e]))) {
+        cap_[e] -= got;
+        cap_[e ^ 1] += got;
+        return got;
+      }
+    }
+    return 0;
+  }
+  std::vector<int> head_, level_, it_, to_, next_;
+  std::vector<int64_t> cap_;
+};
+
 bool PlainActivation(const SpillTensor& t) { return !t.graph_input && !t.weight && !t.graph_output; }
 
 // One tensor's accesses and the chain of them that defines its gaps.
@@ -104,6 +153,78 @@ std::string Fmt(const char* f, double v) {
   return buf;
 }
 
+// The tensors (not accessed by op o) that are live during o's step in at least one order, with the
+// gap of their access chain that o lies in for every order (-1: none). An activation: its producer can
+// run before o (it is not o or a descendant) and one of its readers after o (not o or an ancestor). A
+// graph input or weight: one reader can run before o and another after it, the latter not an ancestor
+// of the former.
+std::vector<LiveEntry> PossiblyLive(const SpillProblem& p, const Reach& r, const std::vector<TensorLife>& life,
+                                    const std::vector<int>& producer, const std::vector<std::vector<int>>& consumers,
+                                    int o) {
+  std::vector<LiveEntry> out;
+  const int nt = static_cast<int>(p.tensors.size());
+  auto accessed = [&](int t) {
+    const auto& acc = life[t].accesses;
+    return std::binary_search(acc.begin(), acc.end(), o);
+  };
+  auto can_before = [&](int a) { return a != o && !r.Anc(o, a); };
+  auto can_after = [&](int c) { return c != o && !r.Anc(c, o); };
+  for (int t = 0; t < nt; ++t) {
+    if (life[t].accesses.size() < 2 || accessed(t)) continue;
+    bool possible = false;
+    if (producer[t] >= 0) {
+      if (can_before(producer[t]))
+        for (int c : consumers[t]) possible = possible || can_after(c);
+    } else {
+      for (int a : consumers[t])
+        for (int c : consumers[t])
+          possible = possible || (a != c && can_before(a) && can_after(c) && !r.Anc(c, a));
+    }
+    if (!possible) continue;
+    LiveEntry e{t, -1};
+    const auto& ch = life[t].chain;
+    for (size_t j = 0; j + 1 < ch.size(); ++j) {
+      if (r.Anc(ch[j], o) && r.Anc(o, ch[j + 1])) {
+        e.gap = static_cast<int>(j);
+        break;
+      }
+    }
+    out.push_back(e);
+  }
+  return out;
+}
+
+// The fewest bytes of `live` tensors live during op o's step over all orders: a minimum cut over the
+// down-sets S (the ops run before o) with ancestors(o) in S and o and its descendants outside. An
+// activation costs its bytes when its producer is in S and a reader is not; a graph input or weight
+// when one reader is in S and another is not (auxiliary nodes v -> u of capacity bytes; readers in S
+// force v into S, readers outside force u out).
+int64_t LeastLiveBytes(const SpillProblem& p, const Reach& r, const std::vector<std::vector<int>>& preds,
+                       const std::vector<int>& producer, const std::vector<std::vector<int>>& consumers, int o,
+                       const std::vector<LiveEntry>& live) {
+  const int n = static_cast<int>(p.ops.size());
+  const int src = n, sink = n + 1;
+  MaxFlow f(n + 2 + 2 * static_cast<int>(live.size()));
+  const int64_t inf = MaxFlow::kInf;
+  for (int c = 0; c < n; ++c)
+    for (int q : preds[c]) f.Add(c, q, inf);  // c in S => q in S
+  for (int a = 0; a < n; ++a) {
+    if (a == o || r.Anc(o, a)) f.Add(a, sink, inf);
+    else if (r.Anc(a, o)) f.Add(src, a, inf);
+  }
+  int next = n + 2;
+  for (const LiveEntry& e : live) {
+    const int t = e.tensor;
+    const int v = producer[t] >= 0 ? producer[t] : next++;
+    const int u = next++;
+    if (producer[t] < 0)
+      for (int c : consumers[t]) f.Add(c, v, inf);
+    f.Add(v, u, p.tensors[t].bytes);
+    for (int c : consumers[t]) f.Add(u, c, inf);
+  }
+  return f.Run(src, sink);
+}
+
 }  // namespace
 
 double GapPercent(int64_t bytes, int64_t bound) {
@@ -126,40 +247,25 @@ StatusOr<SpillBound> LowerBoundAllOrders(const SpillProblem& p, const SpillBound
   std::vector<TensorLife> life(nt);
   for (int t = 0; t < nt; ++t) life[t] = LifeOf(p, reach, t, producer[t], consumers);
 
-  // Necessarily-live tensors of every op; rows for the ops that are forced to drop some.
+  // Tensors that are live at some op in some order, and the bytes live there in the best order.
+  std::vector<std::vector<int>> preds(n);  // data dependences
+  for (int op = 0; op < n; ++op) {
+    for (int t : p.ops[op].inputs)
+      if (producer[t] >= 0) preds[op].push_back(producer[t]);
+    std::sort(preds[op].begin(), preds[op].end());
+    preds[op].erase(std::unique(preds[op].begin(), preds[op].end()), preds[op].end());
+  }
   std::vector<OpRow> rows;
-  {
-    std::vector<std::vector<LiveEntry>> live(n);
-    for (int t = 0; t < nt; ++t) {
-      const auto& acc = life[t].accesses;
-      if (acc.size() < 2) continue;
-      const auto& ch = life[t].chain;
-      for (int op = acc.front() + 1; op < acc.back(); ++op) {
-        if (std::binary_search(acc.begin(), acc.end(), op)) continue;
-        bool before = false, after = false;
-        for (int a : acc) {
-          if (a < op && !before) before = reach.Anc(a, op);
-          if (a > op && !after) after = reach.Anc(op, a);
-        }
-        if (!before || !after) continue;
-        LiveEntry e{t, -1};
-        for (size_t j = 0; j + 1 < ch.size(); ++j) {
-          if (ch[j] < op && ch[j + 1] > op && reach.Anc(ch[j], op) && reach.Anc(op, ch[j + 1])) {
-            e.gap = static_cast<int>(j);
-            break;
-          }
-        }
-        live[op].push_back(e);
-      }
-    }
-    for (int op = 0; op < n; ++op) {
-      int64_t w = 0;
-      for (int t : p.ops[op].inputs) w += p.tensors[t].bytes;
-      for (int t : p.ops[op].outputs) w += p.tensors[t].bytes;
-      int64_t sum = w;
-      for (const LiveEntry& e : live[op]) sum += p.tensors[e.tensor].bytes;
-      if (sum > p.budget) rows.push_back(OpRow{op, sum - p.budget, std::move(live[op])});
-    }
+  for (int op = 0; op < n; ++op) {
+    int64_t w = 0;
+    for (int t : p.ops[op].inputs) w += p.tensors[t].bytes;
+    for (int t : p.ops[op].outputs) w += p.tensors[t].bytes;
+    std::vector<LiveEntry> live = PossiblyLive(p, reach, life, producer, consumers, op);
+    int64_t most = w;
+    for (const LiveEntry& e : live) most += p.tensors[e.tensor].bytes;
+    if (most <= p.budget) continue;
+    const int64_t least_live = LeastLiveBytes(p, reach, preds, producer, consumers, op, live);
+    if (w + least_live > p.budget) rows.push_back(OpRow{op, w + least_live - p.budget, std::move(live)});
   }
   SpillBound b;
   b.forced_ops = static_cast<int>(rows.size());
