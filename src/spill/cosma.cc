@@ -17,6 +17,7 @@
 #include <utility>
 
 #include "spill/cosma_internal.h"
+#include "spill/divide_conquer.h"
 #include "spill/spill_bound.h"
 
 namespace sramplan::spill {
@@ -245,6 +246,7 @@ class JointMode {
   bool AtBound() const { return winner_ && winner_->noncompulsory_bytes <= all_bound_; }
   bool Place(const std::vector<int>& ord, double limit, bool quiet);
   std::string SearchAndPlace(bool joint_fits);
+  std::string LargeNeighbourhood();
   JointResult JointBound();
 
   const SpillProblem& p_;
@@ -322,7 +324,7 @@ std::string JointMode::SearchAndPlace(bool joint_fits) {
   const double T = o_.time_limit_s;
   // Time shares: with the joint ILP to come the search is a warm start for it; without, it is the
   // only thing left, so it gets the time up to 90% of the limit, half simulating, half placing.
-  const double end_share = joint_fits ? 0.3 : 0.9;
+  const double end_share = joint_fits ? 0.3 : o_.lns ? 0.55 : 0.9;
   const double search_s = std::max(0.0, end_share * T - (T - Left()));
   const Clock::time_point sim_deadline =
       Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(0.5 * search_s));
@@ -363,6 +365,39 @@ std::string JointMode::SearchAndPlace(bool joint_fits) {
          (sr.hit_deadline ? " (search stopped by the time limit)" : "");
 }
 
+// Stage (2b), graphs too large for the joint ILP: large-neighbourhood search from the winner (the best
+// of the baselines, the warm orders' exact solves and the order search): rounds of ReorderRound with
+// windows of 40, 60, 24, 80, 32 ops in turn, each window re-solved exactly with the rest of the order
+// fixed and the whole order then placed exactly; a round's result replaces the winner only when it
+// passes CheckSolution and moves fewer bytes. Stops at the bound, when the time (up to 95% of the
+// limit) is spent, or after five rounds in a row without improvement.
+std::string JointMode::LargeNeighbourhood() {
+  static constexpr int kWindows[] = {40, 60, 24, 80, 32};
+  const double T = o_.time_limit_s;
+  const int64_t before = winner_->noncompulsory_bytes;
+  int rounds = 0, improved = 0, stall = 0;
+  while (!AtBound() && stall < 5) {
+    const double left = 0.95 * T - (T - Left());
+    if (left <= 0.3) {
+      hit_limit_ = true;
+      break;
+    }
+    std::string label;
+    auto cand = ReorderRound(p_, *winner_, kWindows[rounds % 5], std::min(left, 0.25 * T), o_.verbose, &label);
+    ++rounds;
+    if (cand.ok() && cand->noncompulsory_bytes < winner_->noncompulsory_bytes && CheckSolution(p_, *cand).ok()) {
+      winner_ = std::move(cand).value();
+      winner_fixed_bound_ = -1;
+      ++improved;
+      stall = 0;
+    } else {
+      ++stall;
+    }
+  }
+  return "; large-neighbourhood search: " + std::to_string(rounds) + " rounds, " + std::to_string(improved) +
+         " improved, " + std::to_string(before) + " -> " + std::to_string(winner_->noncompulsory_bytes) + " B";
+}
+
 // Stage (3): the joint scheduling relaxation, unless the winner needs no bound or it is off.
 JointResult JointMode::JointBound() {
   JointResult jr;
@@ -396,6 +431,7 @@ StatusOr<SpillSolution> JointMode::Run() {
   if (o_.order_search && winner_ && !AtBound() && Left() > 0.1) {
     search_detail = SearchAndPlace(joint_fits);
   }
+  if (o_.lns && !joint_fits && winner_ && !AtBound() && Left() > 0.5) search_detail += LargeNeighbourhood();
   JointResult jr = JointBound();
   detail_ = (!jr.skipped.empty() ? jr.skipped
                                  : "joint bound: cbc " + std::string(jr.optimal ? "optimal" : "time limit") + ", " +

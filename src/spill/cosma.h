@@ -68,6 +68,10 @@ struct CosmaOptions {
   uint32_t seed = 1;                          // of the search's random choices (results are deterministic
                                               // unless the time limit cuts the search)
   bool joint_ilp = true;                      // false: never build the time-indexed ILP (no joint bound)
+  // Joint mode on graphs too large for the time-indexed ILP: after the order search (which then ends at
+  // 55% of the time limit), a large-neighbourhood search re-solves windows of the winner's order exactly
+  // (divide_conquer.h's ReorderRound) with the rest fixed; every incumbent is checked.
+  bool lns = true;
 };
 
 // Returns a solution that passes CheckSolution. method = "cosma" (joint) or "cosma-fixed".

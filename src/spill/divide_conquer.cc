@@ -431,6 +431,23 @@ std::vector<int> ReorderParts(const SpillProblem& p, const SpillSolution& cur, i
 
 }  // namespace
 
+StatusOr<SpillSolution> ReorderRound(const SpillProblem& p, const SpillSolution& incumbent, int k, double time_limit_s,
+                                     bool verbose, std::string* label) {
+  const Clock::time_point t0 = Clock::now();
+  int proved = 0, parts = 0;
+  std::vector<int> ord = ReorderParts(p, incumbent, std::max(2, k), 0.6 * time_limit_s, verbose, &proved, &parts);
+  *label = std::to_string(parts) + " windows of <= " + std::to_string(k) + " ops reordered, " + std::to_string(proved) +
+           " proved";
+  if (ord == incumbent.order) return incumbent;
+  CosmaOptions co;
+  co.fixed_order = ord;
+  co.time_limit_s = std::max(0.05, time_limit_s - SecondsSince(t0));
+  co.verbose = verbose;
+  SP_ASSIGN_OR_RETURN(SpillSolution sol, SolveCosma(p, co));
+  SP_RETURN_IF_ERROR(CheckSolution(p, sol));
+  return sol;
+}
+
 StatusOr<SpillSolution> SolveDivideAndConquer(const SpillProblem& p, const DcOptions& o) {
   Clock::time_point t0 = Clock::now();
   SP_RETURN_IF_ERROR(ValidateSpillProblem(p));
@@ -519,21 +536,16 @@ StatusOr<SpillSolution> SolveDivideAndConquer(const SpillProblem& p, const DcOpt
       hit_limit = true;
       break;
     }
-    int proved = 0, parts = 0;
-    const Clock::time_point round_t0 = Clock::now();
-    std::vector<int> ord = ReorderParts(p, sol, ks[r], 0.6 * round_s, o.verbose, &proved, &parts);
-    const std::string label = "round " + std::to_string(r + 1) + " (" + std::to_string(parts) + " parts of <= " +
-                              std::to_string(ks[r]) + " ops reordered, " + std::to_string(proved) + " proved)";
-    if (ord == sol.order) {
+    std::string label;
+    auto cand = ReorderRound(p, sol, ks[r], round_s, o.verbose, &label);
+    label = "round " + std::to_string(r + 1) + " (" + label + ")";
+    if (cand.ok() && cand->order == sol.order) {
       log += "; " + label + ": order unchanged";
       continue;
     }
-    CosmaOptions co;
-    co.fixed_order = ord;
-    co.time_limit_s = std::max(0.05, std::min(left(), round_s - SecondsSince(round_t0)));
-    co.verbose = o.verbose;
-    consider(SolveCosma(p, co), label);
+    consider(std::move(cand), label);
   }
+
   sol.method = "cosma-dc";
   sol.lower_bound_bytes = std::min(bound.bytes, sol.noncompulsory_bytes);
   sol.proved_optimal = sol.noncompulsory_bytes <= bound.bytes;

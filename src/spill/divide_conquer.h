@@ -33,6 +33,7 @@
 // so the sum bounds them all; the gap (boundary traffic and time limits) is reported in detail.
 #pragma once
 
+#include <string>
 #include <vector>
 
 #include "spill/spill.h"
@@ -49,6 +50,16 @@ struct DcOptions {
   int reorder_rounds = 3;     // 0..3 rounds of part reordering (parts of k, 1.5k, k/2+2 ops)
   bool verbose = false;
 };
+
+// One reorder round (cosma-dc's rounds, and the joint mode's large-neighbourhood search): cuts
+// incumbent.order into windows of at most k ops where the fewest bytes cross, reorders every window by
+// COSMA's joint mode inside it (60% of the time; the rest of the order fixed; the window's budget less
+// the bytes the incumbent keeps resident across it unused), and places the stitched order with COSMA's
+// exact fixed-order solve (the rest of the time). Returns the incumbent itself when no window changed,
+// else the placed solution (checked with CheckSolution; it may be worse than the incumbent: the caller
+// keeps the better). `label` describes the windows.
+StatusOr<SpillSolution> ReorderRound(const SpillProblem& p, const SpillSolution& incumbent, int k, double time_limit_s,
+                                     bool verbose, std::string* label);
 
 // method = "cosma-dc". kOutOfMemory when an op alone does not fit the budget; kInvalidArgument for a
 // malformed problem or order.
