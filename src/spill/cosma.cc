@@ -478,13 +478,16 @@ StatusOr<SpillSolution> SolveCosma(const SpillProblem& p, const CosmaOptions& o)
   }
   // The bound over all orders: reported with every result; in the joint mode it also ends the search
   // once an order meets it.
-  SpillBoundOptions bo;
-  bo.time_limit_s = BoundTimeLimit(o.time_limit_s);
-  bo.verbose = o.verbose;
-  SP_ASSIGN_OR_RETURN(SpillBound bound, LowerBoundAllOrders(p, bo));
+  SpillBound bound;
+  if (o.all_orders_bound) {
+    SpillBoundOptions bo;
+    bo.time_limit_s = BoundTimeLimit(o.time_limit_s);
+    bo.verbose = o.verbose;
+    SP_ASSIGN_OR_RETURN(bound, LowerBoundAllOrders(p, bo));
+  }
   StatusOr<SpillSolution> sol = fixed ? SolveFixedMode(p, s, o, best, t0)
                                       : JointMode(p, o, s, t0, orders, std::move(best), bound.bytes).Run();
-  if (sol.ok()) AttachAllOrdersBound(bound, &*sol);
+  if (sol.ok() && o.all_orders_bound) AttachAllOrdersBound(bound, &*sol);
   return sol;
 }
 

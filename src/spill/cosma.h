@@ -72,6 +72,10 @@ struct CosmaOptions {
   // 55% of the time limit), a large-neighbourhood search re-solves windows of the winner's order exactly
   // (divide_conquer.h's ReorderRound) with the rest fixed; every incumbent is checked.
   bool lns = true;
+  // Compute LowerBoundAllOrders (reported, and the joint search's stop). Off in the solves divide and
+  // conquer and the large-neighbourhood search run inside (parts, windows, re-placements), whose caller
+  // has the bound already.
+  bool all_orders_bound = true;
 };
 
 // Returns a solution that passes CheckSolution. method = "cosma" (joint) or "cosma-fixed".

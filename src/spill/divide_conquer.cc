@@ -228,6 +228,7 @@ StatusOr<Stitched> SolveParts(const SpillProblem& p, const Partition& d, const D
     auto [b, e] = d.parts[k];
     SpillProblem sub = PartProblem(p, d, pins, k, &global);
     CosmaOptions co;
+    co.all_orders_bound = false;
     if (!o.joint_parts) {
       co.fixed_order.resize(e - b);
       std::iota(co.fixed_order.begin(), co.fixed_order.end(), 0);
@@ -410,9 +411,14 @@ std::vector<int> ReorderParts(const SpillProblem& p, const SpillSolution& cur, i
       if (!accessed_here && r.first_step <= b && r.last_step >= e - 1) pins.reserved[k] += p.tensors[t].bytes;
     }
     CosmaOptions co;
+    co.all_orders_bound = false;
     const double left = time_limit_s - SecondsSince(ts);
     co.time_limit_s = std::max(0.05, left * (e - b) / std::max(1, d.n - b));
     co.verbose = verbose;
+    if (left <= 0.05) {  // time spent: the remaining parts keep their order
+      for (int st = b; st < e; ++st) out.push_back(d.order[st]);
+      continue;
+    }
     SpillProblem sub = PartProblem(p, d, pins, k, &global);
     if (MinBudget(sub) > sub.budget) {
       pins.reserved[k] = 0;
@@ -440,6 +446,7 @@ StatusOr<SpillSolution> ReorderRound(const SpillProblem& p, const SpillSolution&
            " proved";
   if (ord == incumbent.order) return incumbent;
   CosmaOptions co;
+  co.all_orders_bound = false;
   co.fixed_order = ord;
   co.time_limit_s = std::max(0.05, time_limit_s - SecondsSince(t0));
   co.verbose = verbose;
@@ -523,6 +530,7 @@ StatusOr<SpillSolution> SolveDivideAndConquer(const SpillProblem& p, const DcOpt
   auto left = [&] { return T - SecondsSince(t0); };
   if (sol.noncompulsory_bytes > bound.bytes && left() > 0.05) {
     CosmaOptions co;
+    co.all_orders_bound = false;
     co.fixed_order = d.order;
     co.time_limit_s = std::min(left(), 0.25 * T);
     co.verbose = o.verbose;

@@ -15,6 +15,9 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
+// The reachability rows take n^2 / 8 bytes and every forced op a max flow over the graph.
+constexpr int kMaxBoundOps = 20000;
+
 // Ancestor sets of the data-dependence DAG as bit rows (the op list is topological).
 class Reach {
  public:
@@ -237,6 +240,11 @@ StatusOr<SpillBound> LowerBoundAllOrders(const SpillProblem& p, const SpillBound
   SP_RETURN_IF_ERROR(ValidateSpillProblem(p));
   const int n = static_cast<int>(p.ops.size());
   const int nt = static_cast<int>(p.tensors.size());
+  if (n > kMaxBoundOps) {
+    SpillBound b;
+    b.detail = "bound skipped: " + std::to_string(n) + " ops (limit " + std::to_string(kMaxBoundOps) + ")";
+    return b;
+  }
   std::vector<int> producer(nt, -1);
   std::vector<std::vector<int>> consumers(nt);
   for (int op = 0; op < n; ++op) {

@@ -22,6 +22,7 @@
 //    necessarily-live tensors marked dropped there cover E_o. Objective: spill + reload bytes. Its
 //    optimum, or CBC's proved bound when the time limit stops it, bounds every order's optimum.
 //
+// Graphs of more than 20000 ops get bound 0 (the detail says so).
 // Only data dependencies order the ops here (the solvers' extra conservative edges behind view ops only
 // shrink the set of orders, so the bound stays valid for them). Deterministic unless the time limit stops
 // the ILP (then `ilp_hit_limit`).

@@ -51,6 +51,11 @@ MakeResult MakeSpill(std::string_view arg) {
                         ctx.options.schedule = "cosma";
                         ctx.schedule_note.clear();
                       }
+                      // cosma-dc's reorder rounds may return another order than the schedule's.
+                      if (a == "cosma-dc" && sol.order != order) {
+                        ctx.options.schedule = "cosma-dc";
+                        ctx.schedule_note.clear();
+                      }
                       return Status::Ok();
                     });
 }
