@@ -23,6 +23,7 @@ struct SolverReport {
   int64_t budget_bytes = 0;
   int64_t m_min = 0;    // COSMA's M_min of the problem
   int64_t m_mpmf = -1;  // min-peak footprint, when it was computed
+  int64_t all_orders_lower_bound_bytes = -1;  // COSMA strategies: bound over every order (-1: none)
 };
 
 struct PlanOptions {

@@ -149,6 +149,11 @@ struct Metrics {
   bool dram_split = false;
   int64_t fm_dram_bytes = 0;
   int64_t weight_dram_bytes = 0;
+  // COSMA strategies (cosma, cosma-fixed, cosma-dc): a lower bound on the non-compulsory bytes that holds
+  // for every operator order (spill/spill_bound.h) and the plan's gap to it in percent of its own
+  // non-compulsory bytes; -1: not computed (the fields are then left out of plan.json).
+  int64_t noncompulsory_lower_bound_bytes = -1;
+  double noncompulsory_gap_pct = 0;
 };
 
 // One module of module buffering (modulebuf, layerwise): its ops in processing order, Alg. 3's

@@ -99,6 +99,10 @@ std::string PlanToJson(const Plan& p) {
                   {"inplace_saved_bytes", m.inplace_saved_bytes},
                   {"energy_pj", m.energy_pj}};
   DramSplitToJson(m, &j["metrics"]);
+  if (m.noncompulsory_lower_bound_bytes >= 0) {
+    j["metrics"]["noncompulsory_lower_bound_bytes"] = m.noncompulsory_lower_bound_bytes;
+    j["metrics"]["noncompulsory_gap_pct"] = m.noncompulsory_gap_pct;
+  }
   bool tiled = false;
   for (const auto& s : p.steps) tiled = tiled || s.kind == StepKind::kFusedTiled;
   if (tiled) {
@@ -311,6 +315,8 @@ StatusOr<Plan> ReadPlan(const JsonRef& j) {
     SP_ASSIGN_OR_RETURN(mt.budget_bytes, m.IntOr("budget_bytes", 0, 0, kMaxBytes));
     SP_ASSIGN_OR_RETURN(mt.energy_pj, m.NumberOr("energy_pj", 0.0, -kAny, kAny));
     SP_RETURN_IF_ERROR(DramSplitFromJson(m, &mt));
+    SP_ASSIGN_OR_RETURN(mt.noncompulsory_lower_bound_bytes, m.IntOr("noncompulsory_lower_bound_bytes", -1, -1, kMaxBytes));
+    SP_ASSIGN_OR_RETURN(mt.noncompulsory_gap_pct, m.NumberOr("noncompulsory_gap_pct", 0.0, 0.0, 100.0));
     SP_ASSIGN_OR_RETURN(mt.dram_read_bytes, m.IntOr("dram_read_bytes", 0, 0, kMaxBytes));
     SP_ASSIGN_OR_RETURN(mt.dram_write_bytes, m.IntOr("dram_write_bytes", 0, 0, kMaxBytes));
   }

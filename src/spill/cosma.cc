@@ -17,6 +17,8 @@
 #include <utility>
 
 #include "spill/cosma_internal.h"
+#include "spill/divide_conquer.h"
+#include "spill/spill_bound.h"
 
 namespace sramplan::spill {
 
@@ -233,15 +235,18 @@ StatusOr<SpillSolution> SolveFixedMode(const SpillProblem& p, const Structure& s
 class JointMode {
  public:
   JointMode(const SpillProblem& p, const CosmaOptions& o, const Structure& s, Clock::time_point t0,
-            const std::vector<std::vector<int>>& orders, std::optional<SpillSolution> best)
-      : p_(p), o_(o), s_(s), t0_(t0), orders_(orders), winner_(std::move(best)) {}
+            const std::vector<std::vector<int>>& orders, std::optional<SpillSolution> best, int64_t all_bound)
+      : p_(p), o_(o), s_(s), t0_(t0), orders_(orders), winner_(std::move(best)), all_bound_(all_bound) {}
 
   StatusOr<SpillSolution> Run();
 
  private:
   double Left() const { return o_.time_limit_s - SecondsSince(t0_); }
+  // The winner meets the bound over all orders (spill_bound.h): nothing left to search.
+  bool AtBound() const { return winner_ && winner_->noncompulsory_bytes <= all_bound_; }
   bool Place(const std::vector<int>& ord, double limit, bool quiet);
   std::string SearchAndPlace(bool joint_fits);
+  std::string LargeNeighbourhood();
   JointResult JointBound();
 
   const SpillProblem& p_;
@@ -250,6 +255,7 @@ class JointMode {
   const Clock::time_point t0_;
   const std::vector<std::vector<int>>& orders_;
   std::optional<SpillSolution> winner_;
+  const int64_t all_bound_;          // bound over all orders and placements (spill_bound.h)
   int64_t winner_fixed_bound_ = -1;  // the fixed-order bound of the winner's order (not a bound over orders)
   std::string detail_;
   int placed_ = 0;
@@ -318,7 +324,7 @@ std::string JointMode::SearchAndPlace(bool joint_fits) {
   const double T = o_.time_limit_s;
   // Time shares: with the joint ILP to come the search is a warm start for it; without, it is the
   // only thing left, so it gets the time up to 90% of the limit, half simulating, half placing.
-  const double end_share = joint_fits ? 0.3 : 0.9;
+  const double end_share = joint_fits ? 0.3 : o_.lns ? 0.55 : 0.9;
   const double search_s = std::max(0.0, end_share * T - (T - Left()));
   const Clock::time_point sim_deadline =
       Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(0.5 * search_s));
@@ -332,7 +338,7 @@ std::string JointMode::SearchAndPlace(bool joint_fits) {
   const int64_t before = winner_->noncompulsory_bytes;
   int exact = 0, improved = 0;
   for (size_t k = 0; k < sr.elite.size(); ++k) {
-    if (winner_->noncompulsory_bytes == 0) break;
+    if (AtBound()) break;
     const auto& ord = sr.elite[k];
     if (std::find(orders_.begin(), orders_.end(), ord) != orders_.end()) continue;
     // Simulated costs bound the fixed-order capacity optimum from above only; an order whose
@@ -359,10 +365,43 @@ std::string JointMode::SearchAndPlace(bool joint_fits) {
          (sr.hit_deadline ? " (search stopped by the time limit)" : "");
 }
 
+// Stage (2b), graphs too large for the joint ILP: large-neighbourhood search from the winner (the best
+// of the baselines, the warm orders' exact solves and the order search): rounds of ReorderRound with
+// windows of 40, 60, 24, 80, 32 ops in turn, each window re-solved exactly with the rest of the order
+// fixed and the whole order then placed exactly; a round's result replaces the winner only when it
+// passes CheckSolution and moves fewer bytes. Stops at the bound, when the time (up to 95% of the
+// limit) is spent, or after five rounds in a row without improvement.
+std::string JointMode::LargeNeighbourhood() {
+  static constexpr int kWindows[] = {40, 60, 24, 80, 32};
+  const double T = o_.time_limit_s;
+  const int64_t before = winner_->noncompulsory_bytes;
+  int rounds = 0, improved = 0, stall = 0;
+  while (!AtBound() && stall < 5) {
+    const double left = 0.95 * T - (T - Left());
+    if (left <= 0.3) {
+      hit_limit_ = true;
+      break;
+    }
+    std::string label;
+    auto cand = ReorderRound(p_, *winner_, kWindows[rounds % 5], std::min(left, 0.25 * T), o_.verbose, &label);
+    ++rounds;
+    if (cand.ok() && cand->noncompulsory_bytes < winner_->noncompulsory_bytes && CheckSolution(p_, *cand).ok()) {
+      winner_ = std::move(cand).value();
+      winner_fixed_bound_ = -1;
+      ++improved;
+      stall = 0;
+    } else {
+      ++stall;
+    }
+  }
+  return "; large-neighbourhood search: " + std::to_string(rounds) + " rounds, " + std::to_string(improved) +
+         " improved, " + std::to_string(before) + " -> " + std::to_string(winner_->noncompulsory_bytes) + " B";
+}
+
 // Stage (3): the joint scheduling relaxation, unless the winner needs no bound or it is off.
 JointResult JointMode::JointBound() {
   JointResult jr;
-  if (winner_ && winner_->noncompulsory_bytes == 0) {
+  if (AtBound()) {
     jr.skipped = "no joint bound needed";
     return jr;
   }
@@ -383,15 +422,16 @@ JointResult JointMode::JointBound() {
 StatusOr<SpillSolution> JointMode::Run() {
   const double T = o_.time_limit_s;
   for (const auto& ord : orders_) {
-    if (winner_ && winner_->noncompulsory_bytes == 0) break;
+    if (AtBound()) break;
     Place(ord, std::min(0.25 * T, Left()), false);
   }
   std::vector<int> asap, alap;
   const bool joint_fits = o_.joint_ilp && OpWindows(p_, s_, &asap, &alap) <= kMaxJointOpSteps;
   std::string search_detail;
-  if (o_.order_search && winner_ && winner_->noncompulsory_bytes > 0 && Left() > 0.1) {
+  if (o_.order_search && winner_ && !AtBound() && Left() > 0.1) {
     search_detail = SearchAndPlace(joint_fits);
   }
+  if (o_.lns && !joint_fits && winner_ && !AtBound() && Left() > 0.5) search_detail += LargeNeighbourhood();
   JointResult jr = JointBound();
   detail_ = (!jr.skipped.empty() ? jr.skipped
                                  : "joint bound: cbc " + std::string(jr.optimal ? "optimal" : "time limit") + ", " +
@@ -404,17 +444,16 @@ StatusOr<SpillSolution> JointMode::Run() {
   }
   detail_ += search_detail;
   if (!winner_) return InternalError("cosma: no solution found (no warm start and CBC failed)");
-  bool optimal = winner_->noncompulsory_bytes <= jr.lower_bound;
+  const int64_t lb = std::max(jr.lower_bound, all_bound_);
+  bool optimal = winner_->noncompulsory_bytes <= lb;
   if (!optimal) {
-    detail_ += jr.skipped.empty()
-                   ? "; gap " + std::to_string(winner_->noncompulsory_bytes - jr.lower_bound) + " B to the joint bound"
-                   : std::string("; no bound over orders (lower bound 0 B)");
+    detail_ += "; gap " + std::to_string(winner_->noncompulsory_bytes - lb) + " B to the bound over orders";
     if (winner_fixed_bound_ >= 0) {
       detail_ += "; fixed-order bound of the chosen order " + std::to_string(winner_fixed_bound_) +
                  " B (valid for that order only, not over orders)";
     }
   }
-  return Finish(*winner_, "cosma", optimal, jr.lower_bound, detail_, hit_limit_, t0_, o_.time_limit_s);
+  return Finish(*winner_, "cosma", optimal, lb, detail_, hit_limit_, t0_, o_.time_limit_s);
 }
 
 }  // namespace
@@ -432,12 +471,31 @@ StatusOr<SpillSolution> SolveCosma(const SpillProblem& p, const CosmaOptions& o)
   std::vector<std::vector<int>> orders = CandidateOrders(p, o);
   std::optional<SpillSolution> best = BestBaseline(p, orders);
   if (best && best->noncompulsory_bytes == 0) {
-    return Finish(*best, method, true, 0, "warm start (" + best->method + ") has no non-compulsory traffic", false,
-                  t0, o.time_limit_s);
+    SpillSolution sol = Finish(*best, method, true, 0, "warm start (" + best->method + ") has no non-compulsory traffic",
+                               false, t0, o.time_limit_s);
+    sol.all_orders_lower_bound_bytes = 0;
+    return sol;
   }
-  if (fixed) return SolveFixedMode(p, s, o, best, t0);
-  JointMode joint(p, o, s, t0, orders, std::move(best));
-  return joint.Run();
+  // The bound over all orders: reported with every result; in the joint mode it also ends the search
+  // once an order meets it.
+  SpillBound bound;
+  if (o.all_orders_bound) {
+    SpillBoundOptions bo;
+    bo.time_limit_s = BoundTimeLimit(o.time_limit_s);
+    bo.verbose = o.verbose;
+    SP_ASSIGN_OR_RETURN(bound, LowerBoundAllOrders(p, bo));
+  }
+  StatusOr<SpillSolution> sol = fixed ? SolveFixedMode(p, s, o, best, t0)
+                                      : JointMode(p, o, s, t0, orders, std::move(best), bound.bytes).Run();
+  if (sol.ok() && o.all_orders_bound) AttachAllOrdersBound(bound, &*sol);
+  return sol;
+}
+
+double BoundTimeLimit(double time_limit_s) { return std::clamp(0.1 * time_limit_s, 0.2, 5.0); }
+
+void AttachAllOrdersBound(const SpillBound& bound, SpillSolution* sol) {
+  sol->all_orders_lower_bound_bytes = std::min(bound.bytes, sol->noncompulsory_bytes);
+  sol->detail += "; bound over all orders " + std::to_string(bound.bytes) + " B (" + bound.detail + ")";
 }
 
 }  // namespace sramplan::spill

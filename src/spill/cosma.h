@@ -33,9 +33,12 @@
 //     time, the others share the rest) and the best placed solution is kept, counting each order's
 //     address-aware baselines (Belady, greedy: always placed and valid) besides its exact solve. It
 //     never returns more than the fixed-order result of any warm order it placed (the min-peak order
-//     from the driver). Without the joint ILP the lower bound is 0 and proved_optimal is false unless
-//     the traffic is 0: a fixed-order bound holds for that order only, not over orders (the detail
+//     from the driver). The lower bound is the larger of the joint ILP's and LowerBoundAllOrders'
+//     (spill_bound.h, computed first, with BoundTimeLimit of the time); every stage stops once the
+//     winner meets it. A fixed-order bound holds for that order only, not over orders (the detail
 //     gives it). Ops without outputs (views) are kept before every later reader of their inputs.
+// Both modes also report all_orders_lower_bound_bytes (LowerBoundAllOrders; 0 when a warm start has no
+// traffic).
 // Warm starts: Belady and greedy replacement on every candidate order; the best one is CBC's first
 // incumbent, and if it already has zero non-compulsory bytes it is returned without any ILP.
 #pragma once
@@ -65,12 +68,26 @@ struct CosmaOptions {
   uint32_t seed = 1;                          // of the search's random choices (results are deterministic
                                               // unless the time limit cuts the search)
   bool joint_ilp = true;                      // false: never build the time-indexed ILP (no joint bound)
+  // Joint mode on graphs too large for the time-indexed ILP: after the order search (which then ends at
+  // 55% of the time limit), a large-neighbourhood search re-solves windows of the winner's order exactly
+  // (divide_conquer.h's ReorderRound) with the rest fixed; every incumbent is checked.
+  bool lns = true;
+  // Compute LowerBoundAllOrders (reported, and the joint search's stop). Off in the solves divide and
+  // conquer and the large-neighbourhood search run inside (parts, windows, re-placements), whose caller
+  // has the bound already.
+  bool all_orders_bound = true;
 };
 
 // Returns a solution that passes CheckSolution. method = "cosma" (joint) or "cosma-fixed".
 // kOutOfMemory when an op's own inputs and outputs exceed the budget; kInvalidArgument for a
 // malformed problem or an order that is not a topological permutation of the ops.
 StatusOr<SpillSolution> SolveCosma(const SpillProblem& p, const CosmaOptions& o);
+
+struct SpillBound;
+// The share of a solver's time limit given to LowerBoundAllOrders (10%, within 0.2..5 s).
+double BoundTimeLimit(double time_limit_s);
+// Sets sol->all_orders_lower_bound_bytes (at most the solution's bytes) and appends the bound's detail.
+void AttachAllOrdersBound(const SpillBound& bound, SpillSolution* sol);
 
 // Checks the problem's structure (indices, one producer per activation, topological op list) and that
 // every op fits the budget on its own (kOutOfMemory naming the op otherwise).

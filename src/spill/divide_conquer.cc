@@ -11,6 +11,7 @@
 
 #include "analysis/regions.h"
 #include "spill/cosma.h"
+#include "spill/spill_bound.h"
 
 namespace sramplan::spill {
 namespace {
@@ -19,6 +20,12 @@ using Clock = std::chrono::steady_clock;
 
 double SecondsSince(Clock::time_point t0) {
   return std::chrono::duration<double>(Clock::now() - t0).count();
+}
+
+std::string Fmt(const char* f, double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof(buf), f, v);
+  return buf;
 }
 
 bool IsPreloaded(const SpillTensor& t) { return t.graph_input || t.weight; }
@@ -221,6 +228,7 @@ StatusOr<Stitched> SolveParts(const SpillProblem& p, const Partition& d, const D
     auto [b, e] = d.parts[k];
     SpillProblem sub = PartProblem(p, d, pins, k, &global);
     CosmaOptions co;
+    co.all_orders_bound = false;
     if (!o.joint_parts) {
       co.fixed_order.resize(e - b);
       std::iota(co.fixed_order.begin(), co.fixed_order.end(), 0);
@@ -373,7 +381,79 @@ std::string Detail(const Partition& d, int k_max, const SpillSolution& sol, int 
   return head + how + ": " + part_details;
 }
 
+// Reorders every part of `cur.order` (cut where the fewest bytes cross, at most k_max ops per part) by
+// COSMA's joint mode inside the part: the part's own problem (boundary tensors from DRAM / to DRAM), its
+// budget less the bytes of tensors the current solution keeps resident across the whole part without
+// accessing them there (their on-chip state is carried, not reset). Returns the stitched order.
+std::vector<int> ReorderParts(const SpillProblem& p, const SpillSolution& cur, int k_max, double time_limit_s,
+                              bool verbose, int* proved_parts, int* parts) {
+  Clock::time_point ts = Clock::now();
+  const Partition d = CutIntoParts(p, cur.order, k_max);
+  std::vector<int> out;
+  out.reserve(d.n);
+  std::vector<int> global;
+  *parts = d.np;
+  for (int k = 0; k < d.np; ++k) {
+    auto [b, e] = d.parts[k];
+    Pins pins = NoPins(d);
+    for (const Residency& r : cur.residencies) {
+      const int t = r.tensor;
+      const bool accessed_here = d.last[t] >= 0 && !(d.last[t] < b || d.first[t] >= e) &&
+                                 [&] {
+                                   for (int st = std::max(b, d.first[t]); st < std::min(e, d.last[t] + 1); ++st) {
+                                     const SpillOp& op = p.ops[d.order[st]];
+                                     if (std::find(op.inputs.begin(), op.inputs.end(), t) != op.inputs.end() ||
+                                         std::find(op.outputs.begin(), op.outputs.end(), t) != op.outputs.end())
+                                       return true;
+                                   }
+                                   return false;
+                                 }();
+      if (!accessed_here && r.first_step <= b && r.last_step >= e - 1) pins.reserved[k] += p.tensors[t].bytes;
+    }
+    CosmaOptions co;
+    co.all_orders_bound = false;
+    const double left = time_limit_s - SecondsSince(ts);
+    co.time_limit_s = std::max(0.05, left * (e - b) / std::max(1, d.n - b));
+    co.verbose = verbose;
+    if (left <= 0.05) {  // time spent: the remaining parts keep their order
+      for (int st = b; st < e; ++st) out.push_back(d.order[st]);
+      continue;
+    }
+    SpillProblem sub = PartProblem(p, d, pins, k, &global);
+    if (MinBudget(sub) > sub.budget) {
+      pins.reserved[k] = 0;
+      sub = PartProblem(p, d, pins, k, &global);
+    }
+    auto part = SolveCosma(sub, co);
+    if (part.ok() && CheckSolution(sub, *part).ok()) {
+      *proved_parts += part->proved_optimal ? 1 : 0;
+      for (int so : part->order) out.push_back(d.order[b + so]);
+    } else {
+      for (int st = b; st < e; ++st) out.push_back(d.order[st]);
+    }
+  }
+  return out;
+}
+
 }  // namespace
+
+StatusOr<SpillSolution> ReorderRound(const SpillProblem& p, const SpillSolution& incumbent, int k, double time_limit_s,
+                                     bool verbose, std::string* label) {
+  const Clock::time_point t0 = Clock::now();
+  int proved = 0, parts = 0;
+  std::vector<int> ord = ReorderParts(p, incumbent, std::max(2, k), 0.6 * time_limit_s, verbose, &proved, &parts);
+  *label = std::to_string(parts) + " windows of <= " + std::to_string(k) + " ops reordered, " + std::to_string(proved) +
+           " proved";
+  if (ord == incumbent.order) return incumbent;
+  CosmaOptions co;
+  co.all_orders_bound = false;
+  co.fixed_order = ord;
+  co.time_limit_s = std::max(0.05, time_limit_s - SecondsSince(t0));
+  co.verbose = verbose;
+  SP_ASSIGN_OR_RETURN(SpillSolution sol, SolveCosma(p, co));
+  SP_RETURN_IF_ERROR(CheckSolution(p, sol));
+  return sol;
+}
 
 StatusOr<SpillSolution> SolveDivideAndConquer(const SpillProblem& p, const DcOptions& o) {
   Clock::time_point t0 = Clock::now();
@@ -392,7 +472,8 @@ StatusOr<SpillSolution> SolveDivideAndConquer(const SpillProblem& p, const DcOpt
 
   // (1) Every boundary tensor spilled and reloaded (always feasible; its bound is the result's bound).
   const bool try_pins = chooser.has_candidates() && d.np > 1;
-  SP_ASSIGN_OR_RETURN(Stitched plain, SolveParts(p, d, o, NoPins(d), try_pins ? 0.5 * o.time_limit_s : o.time_limit_s));
+  const double stitch_s = 0.2 * o.time_limit_s;
+  SP_ASSIGN_OR_RETURN(Stitched plain, SolveParts(p, d, o, NoPins(d), try_pins ? 0.5 * stitch_s : stitch_s));
   const int64_t lower_bound = plain.lower_bound;
   Stitched chosen = std::move(plain);
   std::string how = "boundary tensors spilled and reloaded";
@@ -404,7 +485,7 @@ StatusOr<SpillSolution> SolveDivideAndConquer(const SpillProblem& p, const DcOpt
       int count = static_cast<int>(std::count(pins.pinned.begin(), pins.pinned.end(), true));
       if (count == 0 || std::find(tried.begin(), tried.end(), pins.pinned) != tried.end()) continue;
       tried.push_back(pins.pinned);
-      double left = o.time_limit_s - SecondsSince(t0);
+      double left = stitch_s - SecondsSince(t0);
       if (left <= 0.05) {
         chosen.hit_limit = true;
         break;
@@ -421,10 +502,66 @@ StatusOr<SpillSolution> SolveDivideAndConquer(const SpillProblem& p, const DcOpt
   }
   SpillSolution sol = std::move(chosen.sol);
   sol.lower_bound_bytes = std::min(lower_bound, sol.noncompulsory_bytes);
-  sol.proved_optimal = sol.noncompulsory_bytes <= lower_bound;
-  sol.hit_time_limit = chosen.hit_limit && !sol.proved_optimal;
   sol.seconds = SecondsSince(t0);
-  sol.detail = Detail(d, k_max, sol, chosen.proved_parts, how, chosen.part_details);
+  const std::string stitched_detail = Detail(d, k_max, sol, chosen.proved_parts, how, chosen.part_details);
+  bool hit_limit = chosen.hit_limit;
+
+  // (3) The fixed-schedule solve of the base order (so never worse than it), then rounds that reorder
+  // every part exactly (joint mode inside the part) and re-place the whole stitched order with one
+  // exact fixed-order solve: boundary tensors keep their on-chip/off-chip state across parts there.
+  SpillBoundOptions bo;
+  bo.time_limit_s = BoundTimeLimit(o.time_limit_s);
+  SP_ASSIGN_OR_RETURN(SpillBound bound, LowerBoundAllOrders(p, bo));
+  std::string chosen_how = "stitched parts";
+  std::string log;
+  auto consider = [&](StatusOr<SpillSolution> cand, const std::string& label) {
+    if (!cand.ok() || !CheckSolution(p, *cand).ok()) {
+      log += "; " + label + ": failed";
+      return;
+    }
+    hit_limit |= cand->hit_time_limit;
+    log += "; " + label + ": " + std::to_string(cand->noncompulsory_bytes) + " B";
+    if (cand->noncompulsory_bytes < sol.noncompulsory_bytes) {
+      sol = std::move(cand).value();
+      chosen_how = label;
+    }
+  };
+  const double T = o.time_limit_s;
+  auto left = [&] { return T - SecondsSince(t0); };
+  if (sol.noncompulsory_bytes > bound.bytes && left() > 0.05) {
+    CosmaOptions co;
+    co.all_orders_bound = false;
+    co.fixed_order = d.order;
+    co.time_limit_s = std::min(left(), 0.25 * T);
+    co.verbose = o.verbose;
+    consider(SolveCosma(p, co), "fixed-schedule solve of the base order");
+  }
+  const std::vector<int> ks = {k_max, k_max + k_max / 2, std::max(2, k_max / 2 + 2)};
+  for (int r = 0; r < std::min<int>(o.reorder_rounds, static_cast<int>(ks.size())); ++r) {
+    if (sol.noncompulsory_bytes <= bound.bytes) break;
+    const double round_s = left() / (std::min<int>(o.reorder_rounds, static_cast<int>(ks.size())) - r);
+    if (round_s <= 0.1) {
+      hit_limit = true;
+      break;
+    }
+    std::string label;
+    auto cand = ReorderRound(p, sol, ks[r], round_s, o.verbose, &label);
+    label = "round " + std::to_string(r + 1) + " (" + label + ")";
+    if (cand.ok() && cand->order == sol.order) {
+      log += "; " + label + ": order unchanged";
+      continue;
+    }
+    consider(std::move(cand), label);
+  }
+
+  sol.method = "cosma-dc";
+  sol.lower_bound_bytes = std::min(bound.bytes, sol.noncompulsory_bytes);
+  sol.proved_optimal = sol.noncompulsory_bytes <= bound.bytes;
+  sol.hit_time_limit = hit_limit && !sol.proved_optimal;
+  sol.seconds = SecondsSince(t0);
+  sol.detail = "chosen: " + chosen_how + Fmt(", %.3f s", sol.seconds) +
+               (sol.hit_time_limit ? ", time limit hit" : "") + "; stitched parts: " + stitched_detail + log;
+  AttachAllOrdersBound(bound, &sol);
   return sol;
 }
 

@@ -73,6 +73,9 @@ struct SpillSolution {
   std::string method;                  // "belady", "greedy", "cosma", "cosma-fixed", "cosma-dc", ...
   bool proved_optimal = false;         // noncompulsory_bytes is minimal for the problem (and order, if fixed)
   int64_t lower_bound_bytes = 0;       // proved lower bound on noncompulsory bytes
+  // COSMA methods (cosma, cosma-fixed, cosma-dc): a lower bound valid for EVERY operator order
+  // (spill_bound.h), <= noncompulsory_bytes; -1: not computed (the baselines).
+  int64_t all_orders_lower_bound_bytes = -1;
   double seconds = 0;
   bool hit_time_limit = false;         // the time limit stopped (or skipped) a solver stage; the detail
                                        // then says "time limit hit"

@@ -335,8 +335,8 @@ int64_t LivePeak(const SpillProblem& p, const std::vector<int>& order) {
 // The joint mode's order search (time-indexed ILP off, as on graphs too large for it) against
 // exhaustive enumeration of the topological orders, each solved exactly in COSMA's fixed-order mode:
 // it must reach the optimum over all orders, never be worse than the fixed-order optimum of the
-// min-peak order it is given, and strictly beat it on some instances. Without the joint ILP there is
-// no bound over orders, so it must not claim optimality (unless it found 0 B).
+// min-peak order it is given, and strictly beat it on some instances. Without the joint ILP its only
+// bound over orders is the working-set/cover bound, so it claims optimality only where that is met.
 TEST(CosmaTest, OrderSearchMatchesExhaustiveOrderEnumeration) {
   int strictly_better = 0, instances = 0;
   for (uint32_t seed = 1; seed <= 40 && instances < 12; ++seed) {
@@ -379,9 +379,11 @@ TEST(CosmaTest, OrderSearchMatchesExhaustiveOrderEnumeration) {
     EXPECT_TRUE(ValidateSpillOrder(p, j->order).ok());
     EXPECT_EQ(j->noncompulsory_bytes, global) << j->detail;
     EXPECT_LE(j->noncompulsory_bytes, mp->noncompulsory_bytes);
-    EXPECT_FALSE(j->proved_optimal) << j->detail;
-    EXPECT_EQ(j->lower_bound_bytes, 0);
-    EXPECT_NE(j->detail.find("order search"), std::string::npos) << j->detail;
+    // Without the joint ILP the only bound over orders is LowerBoundAllOrders' (spill_bound.h): the
+    // search runs unless an order meets it first, and optimality is claimed only when it is met.
+    EXPECT_LE(j->lower_bound_bytes, global);
+    EXPECT_EQ(j->proved_optimal, j->lower_bound_bytes == j->noncompulsory_bytes) << j->detail;
+    if (!j->proved_optimal) EXPECT_NE(j->detail.find("order search"), std::string::npos) << j->detail;
     if (j->noncompulsory_bytes < mp->noncompulsory_bytes) ++strictly_better;
     // Deterministic when the time limit does not cut the search.
     auto j2 = SolveCosma(p, jo);

@@ -8,6 +8,7 @@
 #include "driver/passes/passes.h"
 #include "cost/energy.h"
 #include "driver/plan_build.h"
+#include "spill/spill_bound.h"
 
 namespace sramplan::driver::passes {
 
@@ -64,6 +65,12 @@ MakeResult MakeMetrics(std::string_view arg) {
         [&](const ir::Tensor& ten) { return ten.kind == ir::TensorKind::kConstant && !on_chip.count(ten.name); },
         &ledger);
     StoreLedger(ledger, &m);
+    // COSMA strategies: the bound over every order and the gap to it.
+    if (ctx.budget && ctx.budget->solution.all_orders_lower_bound_bytes >= 0) {
+      const spill::SpillSolution& sol = ctx.budget->solution;
+      m.noncompulsory_lower_bound_bytes = sol.all_orders_lower_bound_bytes;
+      m.noncompulsory_gap_pct = spill::GapPercent(sol.noncompulsory_bytes, sol.all_orders_lower_bound_bytes);
+    }
     return Status::Ok();
   });
 }

@@ -42,12 +42,18 @@ MakeResult MakeSpill(std::string_view arg) {
                                              "' returned an invalid solution: " + st.message());
                       if (ctx.options.report)
                         *ctx.options.report = SolverReport{sol.method, sol.proved_optimal, sol.lower_bound_bytes,
-                                                           sol.seconds, sol.detail, b.budget, b.m_min, b.m_mpmf};
+                                                           sol.seconds, sol.detail, b.budget, b.m_min, b.m_mpmf,
+                                                           sol.all_orders_lower_bound_bytes};
                       // The plan runs the solution's order; the joint ILP chose it itself.
                       ctx.order.clear();
                       for (int o : sol.order) ctx.order.push_back(ir::OpId(o));
                       if (a == "cosma") {
                         ctx.options.schedule = "cosma";
+                        ctx.schedule_note.clear();
+                      }
+                      // cosma-dc's reorder rounds may return another order than the schedule's.
+                      if (a == "cosma-dc" && sol.order != order) {
+                        ctx.options.schedule = "cosma-dc";
                         ctx.schedule_note.clear();
                       }
                       return Status::Ok();
