@@ -18,6 +18,7 @@ namespace {
 
 using testing::AddOp;
 using testing::AddTensor;
+using testing::TwoBranches;
 
 std::vector<int> ModelOrder(const SpillProblem& p) {
   std::vector<int> o(p.ops.size());
@@ -71,30 +72,11 @@ TEST(CosmaTest, ChainSpillsExactlyOneTensor) {
   }
 }
 
-// x(in,5) -A-> a(10); branch P: a -P1-> p1(10) -P2-> p2(5); branch Q: a -Q1-> q1(10) -Q2-> q2(5);
-// F: p2,q2 -> y(out,10). M_min = 20 (A: 15, P1/Q1: 20, P2/Q2: 15, F: 20); budget 25.
+// TwoBranches (spill_builders.h). M_min = 20 (A: 15, P1/Q1: 20, P2/Q2: 15, F: 20); budget 25.
 // Model order A,P1,Q1,P2,Q2,F: at Q1 the accessed a + q1 = 20 and p1 (10) is live across, 30 > 25, and p1
 // is the only tensor that can leave: 20 bytes (spill + reload p1), optimal for that order.
 // Order A,P1,P2,Q1,Q2,F: live bytes 15,20,25,25,20,20 and the placement a[0,10) p1[10,20) p2[20,25),
 // q1[10,20), q2[0,5), y[5,15) fits: 0 bytes, so the joint optimum is 0.
-SpillProblem TwoBranches() {
-  SpillProblem p;
-  int x = AddTensor(&p, "x", 5, true);
-  int a = AddTensor(&p, "a", 10);
-  int p1 = AddTensor(&p, "p1", 10);
-  int q1 = AddTensor(&p, "q1", 10);
-  int p2 = AddTensor(&p, "p2", 5);
-  int q2 = AddTensor(&p, "q2", 5);
-  int y = AddTensor(&p, "y", 10, false, false, true);
-  AddOp(&p, "A", {x}, {a});
-  AddOp(&p, "P1", {a}, {p1});
-  AddOp(&p, "Q1", {a}, {q1});
-  AddOp(&p, "P2", {p1}, {p2});
-  AddOp(&p, "Q2", {q1}, {q2});
-  AddOp(&p, "F", {p2, q2}, {y});
-  p.budget = 25;
-  return p;
-}
 
 TEST(CosmaTest, JointOrderBeatsFixedModelOrder) {
   SpillProblem p = TwoBranches();

@@ -19,6 +19,7 @@ namespace {
 
 using testing::AddOp;
 using testing::AddTensor;
+using testing::TwoBranches;
 
 // x -> t1 -> t2 -> t3 -> t4 -> t5 -> y, all 10 bytes, budget 20 = M_min: the whole chain runs with
 // no traffic. With at most 3 ops per part the only cut is before step 3, crossed by t3 (produced at
@@ -195,21 +196,7 @@ TEST(DivideAndConquerTest, RandomInstancesAreValidAndBracketTheOptimum) {
 // Q1 (different parts), the second (parts of 6 ops: everything) can: D&C finds 0, below the
 // fixed-schedule solve, and meets the bound over all orders.
 TEST(DivideAndConquerTest, ReorderRoundsBeatTheFixedScheduleSolve) {
-  SpillProblem p;
-  int x = AddTensor(&p, "x", 5, true);
-  int a = AddTensor(&p, "a", 10);
-  int p1 = AddTensor(&p, "p1", 10);
-  int p2 = AddTensor(&p, "p2", 5);
-  int q1 = AddTensor(&p, "q1", 10);
-  int q2 = AddTensor(&p, "q2", 5);
-  int y = AddTensor(&p, "y", 10, false, false, true);
-  AddOp(&p, "A", {x}, {a});
-  AddOp(&p, "P1", {a}, {p1});
-  AddOp(&p, "Q1", {a}, {q1});
-  AddOp(&p, "P2", {p1}, {p2});
-  AddOp(&p, "Q2", {q1}, {q2});
-  AddOp(&p, "F", {p2, q2}, {y});
-  p.budget = 25;
+  SpillProblem p = TwoBranches();
   CosmaOptions co;
   co.fixed_order = {0, 1, 2, 3, 4, 5};
   auto fixed = SolveCosma(p, co);

@@ -21,6 +21,7 @@ namespace {
 
 using testing::AddOp;
 using testing::AddTensor;
+using testing::TwoBranches;
 
 SpillBound Bound(const SpillProblem& p, bool ilp = true) {
   SpillBoundOptions o;
@@ -129,21 +130,7 @@ TEST(SpillBoundTest, GapsCountSeparateReloads) {
 // Two parallel branches: in the model order the first branch's tensor is live across the second, but
 // not in every order (running one branch to its end first needs no traffic), so nothing is forced.
 TEST(SpillBoundTest, OrderDependentLivenessIsNotCounted) {
-  SpillProblem p;
-  int x = AddTensor(&p, "x", 5, true);
-  int a = AddTensor(&p, "a", 10);
-  int p1 = AddTensor(&p, "p1", 10);
-  int p2 = AddTensor(&p, "p2", 5);
-  int q1 = AddTensor(&p, "q1", 10);
-  int q2 = AddTensor(&p, "q2", 5);
-  int y = AddTensor(&p, "y", 10, false, false, true);
-  AddOp(&p, "A", {x}, {a});
-  AddOp(&p, "P1", {a}, {p1});
-  AddOp(&p, "Q1", {a}, {q1});
-  AddOp(&p, "P2", {p1}, {p2});
-  AddOp(&p, "Q2", {q1}, {q2});
-  AddOp(&p, "F", {p2, q2}, {y});
-  p.budget = 25;
+  SpillProblem p = TwoBranches();
   SpillBound b = Bound(p);
   EXPECT_EQ(b.bytes, 0);
   CosmaOptions co;  // the joint optimum is 0 as well
