@@ -113,7 +113,12 @@ class Reader {
   std::vector<T> Ints(const Table* t, int id, const std::string& what) {
     const auto* v = Vec<T>(t, id, what);
     std::vector<T> out;
-    if (v != nullptr) out.assign(v->begin(), v->end());
+    if (v == nullptr) return out;
+    // Element by element through memcpy: a corrupt file may place an int64 vector at an offset that
+    // is not 8-byte aligned, and a typed load there is undefined behaviour (little-endian hosts).
+    out.resize(v->size());
+    const uint8_t* data = v->Data();
+    for (size_t i = 0; i < out.size(); ++i) std::memcpy(&out[i], data + i * sizeof(T), sizeof(T));
     return out;
   }
 

@@ -196,32 +196,66 @@ StatusOr<std::string> WithOfflinePlan(const std::string& bytes, const Model& m, 
   for (const Buffer& b : m.buffers)
     if (b.external)
       return Unsupported("the model keeps buffer data outside the flatbuffer (a model over 2 GB); not supported");
-  // The old root table and its vtable (the file was verified by ParseModel).
-  const uint32_t root = GetU32(bytes, 0);
-  const size_t vtable = root - static_cast<int32_t>(GetU32(bytes, root));
-  const uint16_t vt_size = GetU16(bytes, vtable);
+  // The old root table and its vtable. ParseModel verified the fields it reads, not every field the
+  // root table may point to, so every read here is bounds-checked: a position outside the file makes
+  // `outside` true and reads 0.
+  bool outside = false;
+  auto u32 = [&](size_t at) -> uint32_t {
+    if (at > bytes.size() || bytes.size() - at < 4) {
+      outside = true;
+      return 0;
+    }
+    return GetU32(bytes, at);
+  };
+  auto u16 = [&](size_t at) -> uint16_t {
+    if (at > bytes.size() || bytes.size() - at < 2) {
+      outside = true;
+      return 0;
+    }
+    return GetU16(bytes, at);
+  };
+  const auto corrupt = [] {
+    return InvalidArgument("the model's root table points outside the file; it cannot be rewritten (is the file "
+                           "truncated or corrupt?)");
+  };
+  const uint32_t root = u32(0);
+  const size_t vtable = root - static_cast<int32_t>(u32(root));
+  const uint16_t vt_size = u16(vtable);
+  if (outside || vt_size < 4) return corrupt();
   const int old_fields = (vt_size - 4) / 2;
   auto field_pos = [&](int id) -> size_t {  // absolute position of field id in the old root, 0: absent
     if (id >= old_fields) return 0;
-    const uint16_t o = GetU16(bytes, vtable + 4 + 2 * id);
+    const uint16_t o = u16(vtable + 4 + 2 * id);
     return o == 0 ? 0 : root + o;
   };
   for (int id = 8; id < old_fields; ++id)
     if (field_pos(id) != 0)
       return Unsupported("the model's root table has field " + std::to_string(id) +
                          ", which sramplan does not know; cannot rewrite it safely");
-  auto target = [&](size_t pos) { return pos + GetU32(bytes, pos); };  // absolute target of an offset field
+  auto target = [&](size_t pos) -> size_t {  // absolute target of an offset field
+    const size_t t = pos + u32(pos);
+    if (t > bytes.size()) outside = true;
+    return t;
+  };
   // Old buffer and metadata tables (absolute positions in the old file).
   std::vector<size_t> old_buffers, old_metadata;
   if (size_t p = field_pos(4)) {
     const size_t v = target(p);
-    for (uint32_t i = 0; i < GetU32(bytes, v); ++i) old_buffers.push_back(target(v + 4 + 4 * i));
+    for (uint32_t i = 0; !outside && i < u32(v); ++i) old_buffers.push_back(target(v + 4 + 4 * i));
   }
   if (size_t p = field_pos(6)) {
     const size_t v = target(p);
-    for (uint32_t i = 0; i < GetU32(bytes, v); ++i)
+    for (uint32_t i = 0; !outside && i < u32(v); ++i) {
+      if (i >= m.metadata.size()) return corrupt();
       if (m.metadata[i].name != kOfflineMemoryAllocation) old_metadata.push_back(target(v + 4 + 4 * i));
+    }
   }
+  for (int id = 0; id < 8; ++id)  // the other fields are copied as offsets to their old targets
+    if (const size_t old = field_pos(id); old != 0 && id != 4 && id != 6) {
+      if (id == 0) u32(old);
+      else target(old);
+    }
+  if (outside) return corrupt();
   const std::string md_name = kOfflineMemoryAllocation;
   // Layout of the front part (all positions relative to the new file's start).
   const size_t model_vt = 8, model_table = 28;  // vtable: 4 + 2 * 8 bytes = 20
@@ -253,7 +287,7 @@ StatusOr<std::string> WithOfflinePlan(const std::string& bytes, const Model& m, 
     if (id == 4) rel(at, buffers_vec);
     else if (id == 6) rel(at, metadata_vec);
     else if (old == 0) present = false;
-    else if (id == 0) PutU32(&out, at, GetU32(bytes, old));
+    else if (id == 0) PutU32(&out, at, u32(old));
     else rel(at, front + target(old));
     PutU16(&out, model_vt + 4 + 2 * id, present ? static_cast<uint16_t>(4 + 4 * id) : 0);
   }

@@ -394,7 +394,7 @@ std::vector<int> ReorderParts(const SpillProblem& p, const SpillSolution& cur, i
   std::vector<int> global;
   *parts = d.np;
   for (int k = 0; k < d.np; ++k) {
-    auto [b, e] = d.parts[k];
+    const int b = d.parts[k].first, e = d.parts[k].second;  // not a structured binding: clang 14 lambdas cannot capture one
     Pins pins = NoPins(d);
     for (const Residency& r : cur.residencies) {
       const int t = r.tensor;
