@@ -327,12 +327,14 @@ Status QuantizeWeights(const ir::Graph& g8, const ir::Graph& gf, const ModelData
     ir::QuantParams p;
     p.axis = axis;
     for (int64_t c = 0; c < channels; ++c) {
-      p.scale.push_back(absmax[c] > 0 ? absmax[c] / 127.0f : 1.0f);
+      const float scale = absmax[c] / 127.0f;  // 0 when absmax is a denormal: then as for all zeros
+      p.scale.push_back(scale > 0 && std::isfinite(scale) ? scale : 1.0f);
       p.zero_point.push_back(0);
     }
     for (int64_t i = 0; i < n; ++i) {
       int64_t c = (i / inner) % channels;
       double v = std::isfinite(f[i]) ? RoundHalfAway(f[i] / static_cast<double>(p.scale[c])) : 0.0;
+      if (std::isnan(v)) v = 0.0;
       out[i] = static_cast<uint8_t>(static_cast<int8_t>(std::clamp(v, -127.0, 127.0)));
     }
     q.params[id] = std::move(p);
