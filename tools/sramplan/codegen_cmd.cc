@@ -7,9 +7,11 @@
 #include "codegen/codegen.h"
 #include "driver/strategy.h"
 #include "exec/quantize.h"
+#include "exec/quantize_file.h"
 #include "import/import.h"
 #include "transform/canonicalize.h"
 #include "report/report.h"
+#include "tflite_cmd.h"
 #include "support/strings.h"
 #include "target/target.h"
 
@@ -121,8 +123,12 @@ int RunCodegenCommand(int verbosity) {
   ir::ApplyDtype(*g, ir::DataType::kInt8);
   // Quantisation first: it names every op the int8 kernels cannot run before any planning.
   auto t0 = std::chrono::steady_clock::now();
-  auto q = exec::QuantizeModel(*g, f.seed);
+  // A .tflite model runs its own scales and zero points, as `verify` does (exec/quantize_file.h);
+  // other models are calibrated.
+  std::string how;
+  auto q = exec::QuantizeForVerify(*g, f.seed, IsTfliteFile(f.model), nullptr, &how);
   if (!q.ok()) return Fail(q.status());
+  log(1, "int8: " + how);
   log(2, "quantised in " + std::to_string(static_cast<int>(Ms(t0))) + " ms");
   driver::PlanOptions po;
   po.dtype_name = f.dtype;

@@ -1,0 +1,86 @@
+// Firmware from .tflite models runs the file's own int8 quantisation (its scales, zero points,
+// weights and biases as stored), like `verify`, and prints the host executor's checksum in QEMU
+// (mps2-an386, Cortex-M4): a small model written with the project's writer, and the reference
+// models of ../shared/reference/tflite when they are there.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <string>
+
+#include "import/tflite_test.h"
+#include "test_util.h"
+
+namespace sramplan {
+namespace {
+
+using testing::Cli;
+using testing::CliRun;
+
+int Sh(const std::string& cmd, std::string* output) {
+  output->clear();
+  FILE* f = popen((cmd + " 2>&1").c_str(), "r");
+  if (!f) return -1;
+  char buf[4096];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof buf, f)) > 0) output->append(buf, n);
+  const int st = pclose(f);
+  return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+bool HaveArmTools(std::string* missing) {
+  std::string out;
+  for (const char* t : {"arm-none-eabi-gcc", "qemu-system-arm", "make"}) {
+    if (Sh(std::string("command -v ") + t, &out) != 0) {
+      *missing = t;
+      return false;
+    }
+  }
+  return true;
+}
+
+std::string FreshDir(const std::string& name) {
+  const std::string dir = ::testing::TempDir() + "/sramplan_tflfw_" + std::to_string(getpid()) + "/" + name;
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  return dir;
+}
+
+// Codegen with the file's quantisation, then `make check` (the firmware's checksum = the host's).
+void CodegenAndCheck(const std::string& model, const std::string& strategy, const std::string& extra,
+                     const std::string& name, bool run) {
+  const std::string dir = FreshDir(name);
+  const CliRun r = Cli("codegen '" + model + "' --target mps2-an386 --strategy " + strategy + " " + extra +
+                       " --out '" + dir + "'");
+  ASSERT_EQ(r.rc, 0) << name << ": " << r.all();
+  EXPECT_NE(r.all().find("int8: the model's own quantisation"), std::string::npos) << name << ": " << r.all();
+  if (!run) return;
+  std::string out;
+  EXPECT_EQ(Sh("timeout 300 make -s -C '" + dir + "' check", &out), 0) << name << ": " << out;
+  EXPECT_NE(out.find("matches the host executor"), std::string::npos) << name << ": " << out;
+}
+
+TEST(TfliteFirmware, SmallModelRunsItsOwnQuantisation) {
+  const std::string model = testing::WriteTempFile(
+      "fw_small.tflite", import::tflite::WriteModel(testing::SmallTfliteModel()));
+  std::string missing;
+  const bool run = HaveArmTools(&missing);
+  for (const char* s : {"tflm", "vmcu"}) CodegenAndCheck(model, s, "", std::string("small_") + s, run);
+  if (!run) GTEST_SKIP() << missing << " is not installed (scripts/install-deps.sh); codegen only";
+}
+
+TEST(TfliteFirmware, ReferenceModelsRunTheirOwnQuantisation) {
+  const std::string dir = testing::TfliteReferenceDir();
+  if (dir.empty()) GTEST_SKIP() << "reference .tflite models not found (../shared/reference/tflite)";
+  std::string missing;
+  const bool run = HaveArmTools(&missing);
+  for (const char* m : {"person_detect", "ds_cnn_kws", "mobilenet_v2_035_96"})
+    CodegenAndCheck(dir + "/" + m + ".tflite", "vmcu", "--fold-pad", std::string(m) + "_vmcu", run);
+  CodegenAndCheck(dir + "/ds_cnn_kws.tflite", "tflm", "", "ds_cnn_kws_tflm", run);
+  if (!run) GTEST_SKIP() << missing << " is not installed (scripts/install-deps.sh); codegen only";
+}
+
+}  // namespace
+}  // namespace sramplan
