@@ -13,6 +13,7 @@ pkgs=(
   clang libclang-rt-14-dev
   gcc-arm-none-eabi libnewlib-arm-none-eabi qemu-system-arm
   chromium
+  libarmnntfliteparser-dev libarmnn-cpuref-backend22
 )
 if [[ "${1:-}" == "--export" ]]; then
   pkgs+=(python3-torchvision python3-onnx)

@@ -48,15 +48,29 @@ std::string WriteTempFile(const std::string& name, const std::string& content) {
   return path;
 }
 
-int RunCli(const std::string& args, std::string* out, std::string* err) {
+namespace {
+
+int RunCommand(const std::string& command, std::string* out, std::string* err) {
   static int counter = 0;
   std::string base = TempDir() + "/cli" + std::to_string(getpid()) + "_" + std::to_string(counter++);
-  std::string cmd = std::string(SRAMPLAN_CLI) + " " + args + " >" + base + ".out 2>" + base + ".err";
+  std::string cmd = command + " >" + base + ".out 2>" + base + ".err";
   int rc = std::system(cmd.c_str());
   if (out) *out = Slurp(base + ".out");
   if (err) *err = Slurp(base + ".err");
   if (rc == -1) return -1;
   return WIFEXITED(rc) ? WEXITSTATUS(rc) : 128 + WTERMSIG(rc);
+}
+
+}  // namespace
+
+int RunCli(const std::string& args, std::string* out, std::string* err) {
+  return RunCommand(std::string(SRAMPLAN_CLI) + " " + args, out, err);
+}
+
+CliRun Sh(const std::string& command) {
+  CliRun r;
+  r.rc = RunCommand(command, &r.out, &r.err);
+  return r;
 }
 
 analysis::Schedule PlanOrder(const ir::Graph& g, const plan::Plan& p) {

@@ -23,6 +23,8 @@ struct CliRun {
   std::string all() const { return out + err; }
 };
 CliRun Cli(const std::string& args);
+// Runs a shell command (shell-quoted by the caller), e.g. another tool built with the project.
+CliRun Sh(const std::string& command);
 // A native JSON graph (docs/graph-format.md) read as the CLI would, failing the test when it does not
 // import.
 ir::Graph LoadNativeGraph(const std::string& text);

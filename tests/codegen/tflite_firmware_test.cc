@@ -3,10 +3,8 @@
 // (mps2-an386, Cortex-M4): a small model written with the project's writer, and the reference
 // models of ../shared/reference/tflite when they are there.
 #include <gtest/gtest.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
-#include <cstdio>
 #include <filesystem>
 #include <string>
 
@@ -19,21 +17,9 @@ namespace {
 using testing::Cli;
 using testing::CliRun;
 
-int Sh(const std::string& cmd, std::string* output) {
-  output->clear();
-  FILE* f = popen((cmd + " 2>&1").c_str(), "r");
-  if (!f) return -1;
-  char buf[4096];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof buf, f)) > 0) output->append(buf, n);
-  const int st = pclose(f);
-  return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-}
-
 bool HaveArmTools(std::string* missing) {
-  std::string out;
   for (const char* t : {"arm-none-eabi-gcc", "qemu-system-arm", "make"}) {
-    if (Sh(std::string("command -v ") + t, &out) != 0) {
+    if (testing::Sh(std::string("command -v ") + t).rc != 0) {
       *missing = t;
       return false;
     }
@@ -57,9 +43,9 @@ void CodegenAndCheck(const std::string& model, const std::string& strategy, cons
   ASSERT_EQ(r.rc, 0) << name << ": " << r.all();
   EXPECT_NE(r.all().find("int8: the model's own quantisation"), std::string::npos) << name << ": " << r.all();
   if (!run) return;
-  std::string out;
-  EXPECT_EQ(Sh("timeout 300 make -s -C '" + dir + "' check", &out), 0) << name << ": " << out;
-  EXPECT_NE(out.find("matches the host executor"), std::string::npos) << name << ": " << out;
+  const CliRun out = testing::Sh("timeout 300 make -s -C '" + dir + "' check");
+  EXPECT_EQ(out.rc, 0) << name << ": " << out.all();
+  EXPECT_NE(out.all().find("matches the host executor"), std::string::npos) << name << ": " << out.all();
 }
 
 TEST(TfliteFirmware, SmallModelRunsItsOwnQuantisation) {
