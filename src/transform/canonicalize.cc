@@ -10,7 +10,9 @@ std::string CanonicalizeReport::Summary() const {
   return "canonicalised: " + std::to_string(unshared_biases) + " shared biases copied, " + std::to_string(folded_activations) + " activations folded into their Conv, " +
          std::to_string(permuted_tensors) + " feature maps channels-last, " + std::to_string(transposed_weights) +
          " constants transposed, " + std::to_string(inserted_transposes) + " Transpose and " +
-         std::to_string(inserted_views) + " Reshape ops inserted";
+         std::to_string(inserted_views) + " Reshape ops inserted" +
+         (folded_flattens ? ", " + std::to_string(folded_flattens) + " Flatten read channels-last (FC weights permuted)"
+                          : "");
 }
 
 std::vector<int64_t> ChannelsLastPerm(int rank) {

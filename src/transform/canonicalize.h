@@ -12,8 +12,10 @@
 //   from [C_out, C_in/g, R, S] to [C_out, R, S, C_in/g] with their data; axis attributes and
 //   broadcast constants follow. Where a feature map meets an op that reads element order (Reshape,
 //   Flatten, Gemm, MatMul, Transpose, ...), a Transpose back to NCHW is inserted, or a Reshape view
-//   when the order is the same (1x1 spatial or one channel). The graph's inputs and outputs that are
-//   feature maps become NHWC.
+//   when the order is the same (1x1 spatial or one channel); a Flatten that only feeds FC layers
+//   (Gemm / MatMul with constant weights) instead reads the channels-last map, and the FC weights'
+//   input axis is permuted to (h, w, c) once. The graph's inputs and outputs that are feature maps
+//   become NHWC.
 //
 // Both leave a graph that VerifyGraph accepts, or fail naming the op they cannot rewrite.
 #pragma once
@@ -39,6 +41,7 @@ struct CanonicalizeReport {
   int transposed_weights = 0;   // Conv weights (and broadcast constants) whose data was permuted
   int inserted_transposes = 0;  // Transpose ops added where a feature map meets an order-reading op
   int inserted_views = 0;       // Reshape views added instead, where the order does not change
+  int folded_flattens = 0;      // Flattens before FC layers that read the channels-last map (FC weights permuted)
   std::vector<std::string> notes;
   std::string Summary() const;  // one line
 };

@@ -101,6 +101,52 @@ struct Rewriter {
   Graph out;
   std::vector<TensorId> remap;
   std::map<int, TensorId> nchw_copy;  // source fm tensor -> its channels-first copy in `out`
+  std::set<int> flatten_nhwc;             // source Flatten ops that read the channels-last map directly
+  std::map<int, TensorId> fc_weights;     // source Gemm/MatMul op -> its weights with K in (h, w, c) order
+
+  // A Flatten (axis 1) of a 4-D feature map whose every reader is a Gemm / MatMul taking it as A
+  // with constant weights B reads the channels-last map directly, and B's K axis is permuted from
+  // (c, h, w) to (h, w, c) once (as TFLite's converter does): no Transpose back to NCHW, no copy.
+  void FoldFlattenIntoWeights() {
+    for (const Op& op : src.ops()) {
+      if (op.type != "Flatten" || op.inputs.size() != 1 || op.outputs.size() != 1) continue;
+      const Tensor& x = src.tensor(op.inputs[0]);
+      if (!fm[x.id.value()] || x.shape.size() != 4 || op.attrs.GetInt("axis", 1) != 1) continue;
+      const Tensor& y = src.tensor(op.outputs[0]);
+      if (y.kind != ir::TensorKind::kActivation || y.consumers.empty()) continue;
+      const int64_t c = x.shape[1], hw = x.shape[2] * x.shape[3];
+      // B is [N, K] for Gemm with transB, else [K, N].
+      auto k_last = [&](const Op& fc) { return fc.type == "Gemm" && fc.attrs.GetInt("transB", 0) != 0; };
+      bool ok = true;
+      for (ir::OpId id : y.consumers) {
+        const Op& fc = src.op(id);
+        const bool gemm = fc.type == "Gemm" && fc.attrs.GetInt("transA", 0) == 0;
+        ok = ok && (gemm || fc.type == "MatMul") && fc.inputs.size() >= 2 && fc.inputs[0] == y.id &&
+             fc.inputs[1] != y.id && src.tensor(fc.inputs[1]).kind == ir::TensorKind::kConstant &&
+             src.tensor(fc.inputs[1]).shape.size() == 2 &&
+             src.tensor(fc.inputs[1]).shape[k_last(fc) ? 1 : 0] == c * hw;
+      }
+      if (!ok) continue;
+      for (ir::OpId id : y.consumers) {
+        const Op& fc = src.op(id);
+        const Tensor& b = src.tensor(fc.inputs[1]);
+        Tensor n = b;
+        n.name = b.name + ".nhwc_k";
+        if (!b.data.empty()) {
+          // K = (c, h, w) row-major as [C, HW]; (h, w, c) is its transpose [HW, C].
+          const bool kl = k_last(fc);
+          const int64_t other = kl ? b.shape[0] : b.shape[1];
+          const std::vector<int64_t> shape = kl ? std::vector<int64_t>{other, c, hw} : std::vector<int64_t>{c, hw, other};
+          const std::vector<int64_t> perm = kl ? std::vector<int64_t>{0, 2, 1} : std::vector<int64_t>{1, 0, 2};
+          n.data = PermuteData(b.data, shape, perm, ir::DataTypeSize(b.dtype));
+        }
+        fc_weights[id.value()] = out.AddTensor(std::move(n));
+        ++report->transposed_weights;
+      }
+      flatten_nhwc.insert(op.id.value());
+      ++report->folded_flattens;
+    }
+  }
 
   Status MarkFeatureMaps() {
     fm.assign(src.num_tensors(), 0);
@@ -220,6 +266,11 @@ struct Rewriter {
         const TensorId id = op.inputs[i];
         const Tensor& t = src.tensor(id);
         n.inputs[i] = remap[id.value()];
+        if (i == 0 && flatten_nhwc.count(op.id.value())) continue;  // reads the channels-last map
+        if (i == 1 && fc_weights.count(op.id.value())) {
+          n.inputs[i] = fc_weights.at(op.id.value());
+          continue;
+        }
         if (bound || transparent) {
           if (op.type == "Conv" && i == 1) {
             n.inputs[i] = PermutedConstant(id, static_cast<int>(t.shape.size()));
@@ -287,6 +338,7 @@ Status ToChannelsLast(ir::Graph* g, CanonicalizeReport* report) {
   Rewriter rw{*g, report, {}, {}, {}, {}};
   SP_RETURN_IF_ERROR(rw.MarkFeatureMaps());
   rw.CopyTensors();
+  rw.FoldFlattenIntoWeights();
   SP_RETURN_IF_ERROR(rw.RewriteOps());
   *g = DropUnusedConstants(rw.out);
   return ir::VerifyGraph(*g);

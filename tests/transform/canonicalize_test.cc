@@ -90,7 +90,8 @@ ir::Graph ExpectSameFunction(ir::Graph g, CanonicalizeReport* report = nullptr) 
 
 // A small NCHW CNN with everything ToChannelsLast rewrites: Conv + Clip(0,6) and Conv + Relu
 // (folded), a per-channel [C,1,1] constant in a Mul, Pad, MaxPool, Concat on channels, a depthwise
-// Conv, a Flatten of a 2x2 map (needs a Transpose back to channels-first) and a Gemm.
+// Conv, a Flatten of a 2x2 map and a MatMul (the Flatten reads the channels-last map; the MatMul's
+// weights get K in (h, w, c) order).
 const char* kSmallCnn = R"({
   "format": "sramplan-graph", "version": 1, "name": "small_cnn", "layout": "NCHW",
   "tensors": [
@@ -132,10 +133,13 @@ TEST(CanonicalizeTest, SmallCnnComputesTheSameFunction) {
   CanonicalizeReport rep;
   ir::Graph c = ExpectSameFunction(LoadNativeGraph(kSmallCnn), &rep);
   EXPECT_EQ(rep.folded_activations, 2) << rep.Summary();  // clip1 into conv1, relu into dw
-  EXPECT_EQ(rep.inserted_transposes, 1) << rep.Summary();  // before the Flatten of a 2x2 map
+  EXPECT_EQ(rep.inserted_transposes, 0) << rep.Summary();  // the Flatten reads channels-last
+  EXPECT_EQ(rep.folded_flattens, 1) << rep.Summary();
   EXPECT_EQ(rep.inserted_views, 0);
-  // Weights w1, wd, w2 and the [4,1,1] scale are permuted; the originals are gone.
-  EXPECT_EQ(rep.transposed_weights, 4);
+  // Weights w1, wd, w2, the [4,1,1] scale and the FC weights wf are permuted; the originals are gone.
+  EXPECT_EQ(rep.transposed_weights, 5);
+  EXPECT_FALSE(c.FindTensor("wf").has_value());
+  ASSERT_TRUE(c.FindTensor("wf.nhwc_k").has_value());
   EXPECT_FALSE(c.FindTensor("w1").has_value());
   ASSERT_TRUE(c.FindTensor("w1.nhwc").has_value());
   EXPECT_EQ(c.tensor(*c.FindTensor("w1.nhwc")).shape, (std::vector<int64_t>{4, 3, 3, 3}));
@@ -154,9 +158,26 @@ TEST(CanonicalizeTest, SmallCnnComputesTheSameFunction) {
   EXPECT_EQ(convs_with_act, 2);
 }
 
+// A Flatten whose output another op reads in its element order (here a second, non-FC reader: a
+// Softmax output of the model) keeps the Transpose back to channels-first; the function is the same.
+TEST(CanonicalizeTest, FlattenWithANonFcReaderKeepsTheTranspose) {
+  std::string text = kSmallCnn;
+  const std::string y = R"({"name": "y", "shape": [1, 5], "kind": "output"})";
+  text.replace(text.find(y), y.size(), y + R"(, {"name": "sm", "shape": [1, 24], "kind": "output"})");
+  const std::string fc = R"({"name": "fc", "type": "MatMul", "inputs": ["f", "wf"], "outputs": ["y"]})";
+  text.replace(text.find(fc), fc.size(),
+               fc + R"(, {"name": "softmax", "type": "Softmax", "inputs": ["f"], "outputs": ["sm"], "attrs": {"axis": 1}})");
+  CanonicalizeReport rep;
+  ir::Graph c = ExpectSameFunction(LoadNativeGraph(text), &rep);
+  EXPECT_EQ(rep.inserted_transposes, 1) << rep.Summary();
+  EXPECT_EQ(rep.folded_flattens, 0) << rep.Summary();
+  EXPECT_TRUE(c.FindTensor("wf").has_value());
+}
+
 // Real exports: every bundled ONNX CNN whose rewrite touches a different feature (Resize, squeeze-
 // excite Mul, HardSwish and a segmentation output in LR-ASPP; Concat of branches and a pooled Flatten
-// in GoogLeNet) computes the same outputs after canonicalisation.
+// in GoogLeNet; a Flatten of a 6x6 map into FC layers in AlexNet) computes the same outputs after
+// canonicalisation.
 class CanonicalRealModelTest : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(CanonicalRealModelTest, ComputesTheSameFunction) {
@@ -170,7 +191,7 @@ TEST_P(CanonicalRealModelTest, ComputesTheSameFunction) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Bundled, CanonicalRealModelTest,
-                         ::testing::Values("lraspp_mobilenet_v3_large", "googlenet"));
+                         ::testing::Values("lraspp_mobilenet_v3_large", "googlenet", "alexnet"));
 
 // A Clip that is not (0, 6), a Relu whose Conv output has a second reader, and a Conv that already
 // has an activation stay as they are.
