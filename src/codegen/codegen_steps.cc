@@ -53,7 +53,8 @@ Status Emitter::EmitOp(int s, const plan::StepOp& so, const exec::LoweredOp& lo,
     return Unsupported("op '" + op.name + "' (" + op.type +
                        "): a convolution over channel-strided (NCHW) operands needs staging "
                        "buffers the plan does not hold; the firmware runs channels-last (NHWC) "
-                       "models: pass --canonicalize to make the graph channels-last");
+                       "models: canonicalise the graph (the default for ONNX; drop --no-canonicalize, or pass "
+                       "--canonicalize for other formats)");
   header += "): ";
   for (size_t i = 0; i < op.inputs.size(); ++i)
     header += std::string(i ? ", " : "") + Comment(g_.tensor(op.inputs[i]).name);

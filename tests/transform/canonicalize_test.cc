@@ -264,7 +264,10 @@ TEST(CanonicalizeTest, InputShapeOverride) {
   auto r = Cli("inspect " + m + " --input-shape 1x3x96x96");
   EXPECT_EQ(r.rc, 0) << r.all();
   EXPECT_NE(r.out.find("input 27648 B"), std::string::npos) << r.out;  // 3 x 96 x 96 int8
-  EXPECT_NE(r.out.find("[1x1280x3x3]"), std::string::npos) << r.out;   // the last feature map
+  EXPECT_NE(r.out.find("[1x3x3x1280]"), std::string::npos) << r.out;   // the last feature map (NHWC)
+  r = Cli("inspect " + m + " --input-shape 1x3x96x96 --no-canonicalize");
+  EXPECT_EQ(r.rc, 0) << r.all();
+  EXPECT_NE(r.out.find("[1x1280x3x3]"), std::string::npos) << r.out;   // as imported (NCHW)
   r = Cli("inspect " + m + " --input-shape 1x3x96");
   EXPECT_EQ(r.rc, 1);
   EXPECT_NE(r.err.find("gives 3 dimensions but graph input 'input' has 4"), std::string::npos) << r.err;

@@ -3,6 +3,7 @@
 #include <chrono>
 #include <iostream>
 
+#include "canonical_flag.h"
 #include "cli_checks.h"
 #include "codegen/codegen.h"
 #include "driver/strategy.h"
@@ -33,6 +34,7 @@ struct CodegenFlags {
   bool no_circular = false;
   bool allow_unknown = false;
   bool canonicalize = false;
+  bool no_canonicalize = false;
   bool fold_pad = false;
   std::string input_shape;
 };
@@ -88,8 +90,10 @@ CLI::App* AddCodegenCommand(CLI::App* app) {
   cmd->add_option("--input-shape", f.input_shape,
                   "ONNX: the dims of the model's only input in its own layout, e.g. 1x3x96x96");
   cmd->add_flag("--canonicalize", f.canonicalize,
-                "fold Relu/Clip(0,6) into their Conv and make an NCHW graph channels-last (NHWC) first; the "
-                "firmware then takes NHWC input");
+                "canonicalise any model first (the default for ONNX): fold Relu/Clip(0,6) into their Conv and make an "
+                "NCHW graph channels-last (NHWC); the firmware then takes NHWC input");
+  cmd->add_flag("--no-canonicalize", f.no_canonicalize,
+                "generate from an ONNX model as imported (NCHW models are then refused: the kernels are NHWC)");
   cmd->add_flag("--fold-pad", f.fold_pad,
                 ".tflite: fold a spatial PAD that only feeds convolutions into their padding (as `plan`)");
   cmd->add_option("--segment-bytes", f.segment_bytes, "vmcu: bytes per segment (default 0: the paper's rule)")
@@ -115,7 +119,9 @@ int RunCodegenCommand(int verbosity) {
   io.input_shape = *dims;
   auto g = import::ImportModel(f.model, io);
   if (!g.ok()) return Fail(g.status());
-  if (f.canonicalize) {
+  auto canonical = WantCanonical(f.model, f.canonicalize, f.no_canonicalize);
+  if (!canonical.ok()) return Fail(canonical.status());
+  if (*canonical) {
     auto r = transform::Canonicalize(&*g, {});
     if (!r.ok()) return Fail(r.status());
     log(1, r->Summary());

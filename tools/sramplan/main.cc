@@ -19,6 +19,7 @@
 #include "exec/quantize_file.h"
 #include "import/import.h"
 #include "transform/canonicalize.h"
+#include "canonical_flag.h"
 #include "placement/optimal.h"
 #include "placement/problem_csv.h"
 #include "plan/groups_csv.h"
@@ -77,7 +78,8 @@ struct ModelFlags {
   int64_t batch = 1;
   std::string dtype = "int8";
   bool allow_unknown = false;
-  bool canonicalize = false;
+  bool canonicalize = false;     // --canonicalize: for any format
+  bool no_canonicalize = false;  // --no-canonicalize: plan the graph as imported
   std::string input_shape;
   bool fold_pad = false;
 };
@@ -93,8 +95,10 @@ void AddModelFlags(CLI::App* cmd, ModelFlags* f) {
                   "ONNX: the dims of the model's only input in its own layout, e.g. 1x3x96x96 (shapes are "
                   "inferred again from it)");
   cmd->add_flag("--canonicalize", f->canonicalize,
-                "before planning, fold Relu/Clip(0,6) into their Conv and make an NCHW graph channels-last (NHWC), "
-                "the form the vmcu patterns, the int8 Cortex-M kernels and codegen use");
+                "canonicalise any model before planning (the default for ONNX): copy shared biases, fold "
+                "Relu/Clip(0,6) into their Conv and make an NCHW graph channels-last (NHWC), the form the vmcu "
+                "patterns, the int8 Cortex-M kernels and codegen use");
+  cmd->add_flag("--no-canonicalize", f->no_canonicalize, "plan an ONNX model as imported (NCHW, ops as exported)");
   cmd->add_flag("--fold-pad", f->fold_pad,
                 ".tflite: fold a spatial PAD that only feeds convolutions into their padding (the padded copy is "
                 "never made; TFLM itself keeps it)");
@@ -112,7 +116,8 @@ sp::StatusOr<sp::ir::Graph> LoadModel(const ModelFlags& f, const GraphHook& hook
   auto t0 = std::chrono::steady_clock::now();
   SP_ASSIGN_OR_RETURN(sp::ir::Graph g, sp::import::ImportModel(f.model, opts));
   if (hook) SP_RETURN_IF_ERROR(hook("import", g));
-  if (f.canonicalize) {
+  SP_ASSIGN_OR_RETURN(const bool canonical, sp::cli::WantCanonical(f.model, f.canonicalize, f.no_canonicalize));
+  if (canonical) {
     SP_ASSIGN_OR_RETURN(sp::transform::CanonicalizeReport r, sp::transform::Canonicalize(&g, {}));
     Log(1, r.Summary());
     if (hook) SP_RETURN_IF_ERROR(hook("canonicalize", g));
@@ -291,9 +296,14 @@ int CmdPlan(const ModelFlags& f, const PlanFlags& pf) {
   if (!chosen.ok()) return Fail(chosen.status());
   const std::vector<std::string>& strategies = *chosen;
   const bool graph_stage = pf.dump_after == "import" || pf.dump_after == "canonicalize";
-  if (pf.dump_after == "canonicalize" && !f.canonicalize)
-    return Fail(sp::InvalidArgument("--dump-after canonicalize: the graph is planned as imported; add --canonicalize "
-                                    "(or use --dump-after import)"));
+  if (pf.dump_after == "canonicalize") {
+    auto canonical = sp::cli::WantCanonical(f.model, f.canonicalize, f.no_canonicalize);
+    if (!canonical.ok()) return Fail(canonical.status());
+    if (!*canonical)
+      return Fail(sp::InvalidArgument("--dump-after canonicalize: the graph is planned as imported (" +
+                                      std::string(f.no_canonicalize ? "--no-canonicalize" : "not an ONNX model") +
+                                      "); add --canonicalize (or use --dump-after import)"));
+  }
   if (!pf.dump_after.empty() && !graph_stage) {
     bool found = false;
     for (const auto& s : strategies)

@@ -5,7 +5,9 @@
 
 #include "analysis/liveness.h"
 #include "fusion/modules.h"
+#include "canonical_flag.h"
 #include "import/import.h"
+#include "transform/canonicalize.h"
 
 namespace sramplan::cli {
 namespace {
@@ -14,6 +16,7 @@ struct ModulesFlags {
   std::string model;
   int64_t batch = 1;
   bool allow_unknown = false;
+  bool canonicalize = false, no_canonicalize = false;
   int long_skip_ops = fusion::ModuleOptions{}.long_skip_ops;
   int max_ops = fusion::ModuleOptions{}.max_ops;
 };
@@ -33,6 +36,8 @@ CLI::App* AddModulesCommand(CLI::App* app) {
   cmd->add_option("model", f.model, "model: .onnx, native .graph.json, or an MCUNet config .json")->required();
   cmd->add_option("--batch", f.batch, "bind the symbolic batch dimension (default 1)");
   cmd->add_flag("--allow-unknown-ops", f.allow_unknown, "import ops outside the supported set as opaque ops");
+  cmd->add_flag("--canonicalize", f.canonicalize, "canonicalise any model first (the default for ONNX, as `plan`)");
+  cmd->add_flag("--no-canonicalize", f.no_canonicalize, "detect modules on an ONNX model as imported");
   cmd->add_option("--long-skip", f.long_skip_ops,
                   "an edge spanning more ops than this is a long skip connection and is erased (default 40)")
       ->check(CLI::Range(1, 1 << 20));
@@ -47,8 +52,14 @@ int RunModulesCommand() {
   io.batch = f.batch;
   io.allow_unknown_ops = f.allow_unknown;
   auto g = import::ImportModel(f.model, io);
-  if (!g.ok()) {
-    std::cerr << "error: " << g.status().message() << "\n";
+  auto canonical = WantCanonical(f.model, f.canonicalize, f.no_canonicalize);
+  Status st = !g.ok() ? g.status() : !canonical.ok() ? canonical.status() : Status::Ok();
+  if (st.ok() && *canonical) {
+    auto r = transform::Canonicalize(&*g, {});
+    st = r.status();
+  }
+  if (!st.ok()) {
+    std::cerr << "error: " << st.message() << "\n";
     return 1;
   }
   fusion::ModuleOptions mo;
