@@ -21,6 +21,7 @@
 #include "plan/plan.h"
 #include "plan/verifier.h"
 #include "target/target.h"
+#include "transform/canonicalize.h"
 #include "test_graphs.h"
 
 namespace sramplan::fuzz {
@@ -194,6 +195,19 @@ int CheckImported(const StatusOr<ir::Graph>& g, const std::string& what) {
   return CheckGraph(*g);
 }
 
+// The CLI canonicalises ONNX models by default (and any model with --canonicalize): the canonical
+// graph, when Canonicalize accepts the input, must pass the same checks.
+int CheckCanonical(const StatusOr<ir::Graph>& g, const std::string& what) {
+  if (!g.ok()) return 0;
+  ir::Graph c = *g;
+  StatusOr<transform::CanonicalizeReport> r = transform::Canonicalize(&c, {});
+  if (!r.ok()) {
+    if (!IsInputError(r.status())) return Bug(what + " Canonicalize: " + r.status().message());
+    return 0;
+  }
+  return CheckGraph(c);
+}
+
 // The bottleneck graph of tests/test_graphs.h (kBottleneckGraph): a small int8 NHWC graph the target
 // entry plans on every target it loads (tflm and vmcu), so the target's fields reach the planners.
 const ir::Graph& ProbeGraph() {
@@ -231,12 +245,15 @@ int CheckPlacement(const std::vector<placement::BufferRequest>& rs, const placem
 void SetBugHandler(BugHandler handler) { bug_handler = handler ? handler : DefaultBugHandler; }
 
 int RunOnnx(const uint8_t* data, size_t size) {
-  return CheckImported(import::ImportOnnx(Text(data, size), "fuzz.onnx", import::ImportOptions()), "ImportOnnx");
+  const StatusOr<ir::Graph> g = import::ImportOnnx(Text(data, size), "fuzz.onnx", import::ImportOptions());
+  if (const int rc = CheckImported(g, "ImportOnnx"); rc != 0) return rc;
+  return CheckCanonical(g, "ImportOnnx");
 }
 
 int RunNativeGraph(const uint8_t* data, size_t size) {
-  return CheckImported(import::ImportNativeJson(Text(data, size), "fuzz.graph.json", import::ImportOptions()),
-                       "ImportNativeJson");
+  const StatusOr<ir::Graph> g = import::ImportNativeJson(Text(data, size), "fuzz.graph.json", import::ImportOptions());
+  if (const int rc = CheckImported(g, "ImportNativeJson"); rc != 0) return rc;
+  return CheckCanonical(g, "ImportNativeJson");
 }
 
 int RunMcunetConfig(const uint8_t* data, size_t size) {
