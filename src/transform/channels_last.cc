@@ -127,6 +127,9 @@ struct Rewriter {
              src.tensor(fc.inputs[1]).shape[k_last(fc) ? 1 : 0] == c * hw;
       }
       if (!ok) continue;
+      flatten_nhwc.insert(op.id.value());
+      ++report->folded_flattens;
+      if (c == 1 || hw == 1) continue;  // the same element order: the weights stay as they are
       for (ir::OpId id : y.consumers) {
         const Op& fc = src.op(id);
         const Tensor& b = src.tensor(fc.inputs[1]);
@@ -143,8 +146,6 @@ struct Rewriter {
         fc_weights[id.value()] = out.AddTensor(std::move(n));
         ++report->transposed_weights;
       }
-      flatten_nhwc.insert(op.id.value());
-      ++report->folded_flattens;
     }
   }
 
@@ -335,7 +336,7 @@ Status ToChannelsLast(ir::Graph* g, CanonicalizeReport* report) {
   bool any_bound = false;
   for (const Op& op : g->ops()) any_bound |= LayoutBound(op.type);
   if (!any_bound) return Status::Ok();  // nothing reads a layout: leave the graph as it is
-  Rewriter rw{*g, report, {}, {}, {}, {}};
+  Rewriter rw{*g, report, {}, {}, {}, {}, {}, {}};
   SP_RETURN_IF_ERROR(rw.MarkFeatureMaps());
   rw.CopyTensors();
   rw.FoldFlattenIntoWeights();
