@@ -4,6 +4,8 @@
 // at 128 KB (minutes: its DAG is too wide for the full DP). Every 128 KB optimus plan is also made
 // through the strategy pipeline, which runs the independent verifier.
 #include <chrono>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -17,6 +19,7 @@
 #include "driver/strategy.h"
 #include "fusion/optimus_dp.h"
 #include "import/import.h"
+#include "resnet_cifar.h"
 #include "target/target.h"
 
 namespace sp = sramplan;
@@ -32,14 +35,60 @@ const std::vector<FusionMethod> kMethods = {FusionMethod::kOptimus, FusionMethod
                                             FusionMethod::kEfficientS, FusionMethod::kFusedLayer,
                                             FusionMethod::kNoFuse};
 
+// A model file, or "resnetD-cifar" (generated, bench/resnet_cifar.h), at `batch`, int16.
+sp::StatusOr<sp::ir::Graph> LoadModel(const std::string& path, int64_t batch) {
+  sp::import::ImportOptions o;
+  o.batch = batch;
+  sp::StatusOr<sp::ir::Graph> g = sp::InvalidArgument("no model");
+  int depth = 0;
+  if (std::sscanf(path.c_str(), "resnet%d-cifar", &depth) == 1 && depth >= 8 && (depth - 2) % 6 == 0)
+    g = sp::import::ImportModelBytes(sp::bench::ResNetCifarGraphJson(depth, static_cast<int>(batch)),
+                                     path + ".graph.json", o);
+  else
+    g = sp::import::ImportModel(path, o);
+  if (g.ok()) sp::ir::ApplyDtype(*g, sp::ir::DataType::kInt16);
+  return g;
+}
+
+// --search MODEL [KB]: the search of every method on one model (no files written).
+int SearchOnly(const std::string& path, int64_t buffer, const sp::target::Target& base) {
+  const int64_t batch = 4;
+  auto g = LoadModel(path, batch);
+  if (!g.ok()) {
+    std::cerr << g.status().message() << "\n";
+    return 1;
+  }
+  auto fg = sp::fusion::BuildFusionGraph(*g, sp::analysis::ModelOrder(*g), batch);
+  if (!fg.ok()) return 1;
+  sp::target::Target t = base;
+  t.levels[t.arena_level].capacity = buffer;
+  auto am = sp::fusion::AccelModel::From(t, batch);
+  std::cout << path << ": " << fg->vertices.size() << " operators, buffer " << buffer << " B\n";
+  for (FusionMethod meth : kMethods) {
+    auto r = sp::fusion::RunFusion(*fg, *am, meth);
+    if (!r.ok()) {
+      std::cout << sp::fusion::FusionMethodName(meth) << ": " << r.status().message() << "\n";
+      continue;
+    }
+    std::cout << sp::fusion::FusionMethodName(meth) << ": dram_bytes " << r->dram_bytes << " groups "
+              << r->groups.size() << " search_ms " << r->search_ms << " states " << r->states << " proved "
+              << r->proved_optimal << (r->note.empty() ? "" : " (" + r->note + ")") << "\n";
+  }
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   std::string out_dir = std::string(SRAMPLAN_SOURCE_DIR) + "/bench/results";
   bool nasnet = false;
+  std::string search_model;
+  int64_t search_kb = 128;
   for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--nasnet")) nasnet = true;
     if (!std::strcmp(argv[i], "--out") && i + 1 < argc) out_dir = argv[++i];
+    if (!std::strcmp(argv[i], "--search") && i + 1 < argc) search_model = argv[++i];
+    if (!std::strcmp(argv[i], "--kb") && i + 1 < argc) search_kb = std::atoll(argv[++i]);
   }
   const std::string root = SRAMPLAN_SOURCE_DIR;
   std::vector<Model> models;
@@ -52,6 +101,7 @@ int main(int argc, char** argv) {
     std::cerr << base.status().message() << "\n";
     return 1;
   }
+  if (!search_model.empty()) return SearchOnly(search_model, search_kb << 10, *base);
   const int64_t batch = 4;
   nlohmann::json records = nlohmann::json::array();
   std::ostringstream md;

@@ -346,6 +346,38 @@ void Searcher::EfficientS() {
   }
 }
 
+// Whether the DAG has more than `limit` down-sets other than the whole graph (the states the full
+// DP tabulates: every down-set is reached, since every single operator is a valid group). A
+// breadth-first walk over the down-sets that stops past `limit`.
+bool MoreDownSetsThan(const FusionGraph& fg, int64_t limit) {
+  const int n = static_cast<int>(fg.vertices.size());
+  const int words = (n + 63) / 64;
+  std::unordered_set<Bits, VecHash> seen;
+  std::vector<Bits> frontier = {Bits(words, 0)};
+  seen.insert(frontier[0]);
+  int64_t proper = 0;
+  while (!frontier.empty()) {
+    std::vector<Bits> next;
+    for (const Bits& d : frontier) {
+      int count = 0;
+      for (uint64_t w : d) count += __builtin_popcountll(w);
+      if (count == n) continue;
+      if (++proper > limit) return true;
+      for (int v = 0; v < n; ++v) {
+        if (Has(d, v)) continue;
+        bool ready = true;
+        for (int p : fg.vertices[v].preds) ready = ready && Has(d, p);
+        if (!ready) continue;
+        Bits e = d;
+        Set(e, v);
+        if (seen.insert(e).second) next.push_back(std::move(e));
+      }
+    }
+    frontier = std::move(next);
+  }
+  return false;
+}
+
 }  // namespace
 
 const char* FusionMethodName(FusionMethod m) {
@@ -429,18 +461,22 @@ StatusOr<FusionResult> RunFusion(const FusionGraph& fg, const AccelModel& m, Fus
   } else if (n > 0) {
     // The full DP over down-sets first; on graphs too wide for it (its state count explodes with
     // the number of parallel branches), the canonical DP.
+    // A DAG with more down-sets than the full DP may tabulate cannot be proved by it (it would
+    // stop past its state limit and its scheme would be discarded): counted first, skipped then.
     FusionLimits full = limits;
     full.max_states = std::min(limits.max_states, limits.full_dp_states);
+    const bool too_wide = MoreDownSetsThan(fg, full.max_states);
     s = std::make_unique<Searcher>(fg, m, method, full);
     if (online_max > 0) s->set_online_max(online_max);
     s->set_clock(deadline, has_deadline, &progress);
     const std::vector<uint64_t> done((n + 63) / 64, 0);
-    const int64_t full_cost = s->Solve(done, 0);
+    const int64_t full_cost = too_wide ? kInf : s->Solve(done, 0);
     timed_out = s->timed_out();
     if (full_cost < kInf && s->result().proved_optimal) {
       s->Reconstruct();
     } else {
-      const int64_t tried = s->result().states;
+      const std::string tried = too_wide ? std::to_string(full.max_states) + " down-sets"
+                                         : std::to_string(s->result().states) + " states";
       FusionLimits canon = limits;
       canon.max_groups_per_state = std::min(limits.max_groups_per_state, limits.canonical_groups_per_state);
       s = std::make_unique<Searcher>(fg, m, method, canon);
@@ -464,8 +500,8 @@ StatusOr<FusionResult> RunFusion(const FusionGraph& fg, const AccelModel& m, Fus
       if (linear_better) s = std::move(lin);
       s->result().proved_optimal = false;
       s->result().states = states;
-      s->result().note = "the DAG has too many down-sets for the full DP (over " + std::to_string(tried) +
-                         " states); searched groups in order of their first operator (bounded) and the " +
+      s->result().note = "the DAG has too many down-sets for the full DP (over " + tried +
+                         "); searched groups in order of their first operator (bounded) and the " +
                          "model order's segments, kept the " + (linear_better ? "segments" : "first") +
                          (timed_out ? "; the time limit cut the search" : "");
     }
