@@ -51,7 +51,7 @@ sp::StatusOr<sp::ir::Graph> LoadModel(const std::string& path, int64_t batch) {
 }
 
 // --search MODEL [KB]: the search of every method on one model (no files written).
-int SearchOnly(const std::string& path, int64_t buffer, const sp::target::Target& base) {
+int SearchOnly(const std::string& path, int64_t buffer, const std::string& only, const sp::target::Target& base) {
   const int64_t batch = 4;
   auto g = LoadModel(path, batch);
   if (!g.ok()) {
@@ -65,6 +65,7 @@ int SearchOnly(const std::string& path, int64_t buffer, const sp::target::Target
   auto am = sp::fusion::AccelModel::From(t, batch);
   std::cout << path << ": " << fg->vertices.size() << " operators, buffer " << buffer << " B\n";
   for (FusionMethod meth : kMethods) {
+    if (!only.empty() && only != sp::fusion::FusionMethodName(meth)) continue;
     auto r = sp::fusion::RunFusion(*fg, *am, meth);
     if (!r.ok()) {
       std::cout << sp::fusion::FusionMethodName(meth) << ": " << r.status().message() << "\n";
@@ -84,11 +85,13 @@ int main(int argc, char** argv) {
   bool nasnet = false;
   std::string search_model;
   int64_t search_kb = 128;
+  std::string search_method;
   for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--nasnet")) nasnet = true;
     if (!std::strcmp(argv[i], "--out") && i + 1 < argc) out_dir = argv[++i];
     if (!std::strcmp(argv[i], "--search") && i + 1 < argc) search_model = argv[++i];
     if (!std::strcmp(argv[i], "--kb") && i + 1 < argc) search_kb = std::atoll(argv[++i]);
+    if (!std::strcmp(argv[i], "--method") && i + 1 < argc) search_method = argv[++i];
   }
   const std::string root = SRAMPLAN_SOURCE_DIR;
   std::vector<Model> models;
@@ -101,7 +104,7 @@ int main(int argc, char** argv) {
     std::cerr << base.status().message() << "\n";
     return 1;
   }
-  if (!search_model.empty()) return SearchOnly(search_model, search_kb << 10, *base);
+  if (!search_model.empty()) return SearchOnly(search_model, search_kb << 10, search_method, *base);
   const int64_t batch = 4;
   nlohmann::json records = nlohmann::json::array();
   std::ostringstream md;

@@ -40,6 +40,9 @@ struct FusionLimits {
   int64_t canonical_groups_per_state = 128;
   int64_t max_states = 400000;        // DP states before the search stops proving
   int64_t max_groups_per_state = 4096;  // candidate groups enumerated from one state
+  // Past the state limit a state follows its best group (the one saving most against its
+  // operators alone) among the first this many it enumerates.
+  int64_t greedy_groups_per_state = 32;
   int max_group_vertices = 64;
   // > 0: wall-clock seconds for the DP phases; past it every remaining state follows its greedy
   // choice (as past max_states) and the result is not proved optimal. 0: no time limit (results

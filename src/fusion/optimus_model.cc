@@ -293,7 +293,7 @@ class GroupIndex {
   }
   // The working set for `tiles` strips and decisions `isoa` (GroupFmapBytes's rule).
   int64_t FmapBytes(int64_t tiles, const std::vector<char>& isoa, const AccelModel& m) const {
-    std::vector<int64_t> r;
+    std::vector<int64_t>& r = scratch_;
     Rows(tiles, &r);
     int64_t bytes = 0;
     for (size_t k = 0; k < r.size(); ++k) {
@@ -304,6 +304,28 @@ class GroupIndex {
     return bytes;
   }
   std::vector<char> Isoa(const AccelModel& m) const;
+  // Eq. 3's feature-map terms: every group input once (an input several operators read is read
+  // once, as far as their windows reach), every group output once.
+  void DramBytes(int64_t* read, int64_t* write) const {
+    std::vector<int64_t>& rows_read = scratch_;
+    rows_read.assign(tensors_.size(), 1);
+    std::vector<char> is_input(tensors_.size(), 0);
+    for (size_t i = 0; i < group_.size(); ++i) {
+      const Vertex& v = fg_.vertices[group_[i]];
+      for (size_t j = 0; j < ins_[i].size(); ++j) {
+        const int k = ins_[i][j];
+        if (producer_pos_[k] >= 0) continue;
+        is_input[k] = 1;
+        rows_read[k] = std::max(rows_read[k], v.in_maps[j].RowsRead());
+      }
+    }
+    *read = *write = 0;
+    for (size_t k = 0; k < tensors_.size(); ++k) {
+      const FTensor& t = fg_.tensors[tensors_[k]];
+      if (is_input[k]) *read += rows_read[k] >= t.rows ? t.bytes : t.bytes / t.rows * rows_read[k];
+      if (producer_pos_[k] >= 0 && group_output_[k]) *write += t.bytes;
+    }
+  }
 
  private:
   int Local(int f) const {
@@ -316,6 +338,7 @@ class GroupIndex {
   std::vector<char> group_output_;  // per touched tensor: read outside the group or a graph output
   std::vector<std::vector<int>> outs_, ins_;  // per group vertex: local tensor indices
   int64_t ref_ = 1;
+  mutable std::vector<int64_t> scratch_;
 };
 
 std::vector<char> GroupIndex::Isoa(const AccelModel& m) const {
@@ -377,36 +400,17 @@ std::vector<char> IsoaDecisions(const FusionGraph& fg, const std::vector<int>& g
   return GroupIndex(fg, group).Isoa(m);
 }
 
+int64_t GroupFmapBytesIsoa(const FusionGraph& fg, const std::vector<int>& group, int64_t tiles, const AccelModel& m) {
+  const GroupIndex gi(fg, group);
+  return gi.FmapBytes(tiles, gi.Isoa(m), m);
+}
+
 GroupEval EvaluateGroup(const FusionGraph& fg, const std::vector<int>& group, const AccelModel& m,
                         CostRule rule) {
   GroupEval e;
-  for (int v : group) {
-    const Vertex& vx = fg.vertices[v];
-    e.param_bytes += vx.param_bytes;
-    for (int f : vx.inputs) {
-      const FTensor& t = fg.tensors[f];
-      if (t.producer >= 0 && InGroup(group, t.producer)) continue;
-      // An input several operators of the group read is read once.
-      bool first = true;
-      for (int u : group) {
-        if (u >= v) break;
-        const auto& in = fg.vertices[u].inputs;
-        if (std::find(in.begin(), in.end(), f) != in.end()) first = false;
-      }
-      if (first) {
-        int64_t read = 1;  // rows of it the group's operators read
-        for (int u : group) {
-          const Vertex& ux = fg.vertices[u];
-          for (size_t k = 0; k < ux.inputs.size(); ++k)
-            if (ux.inputs[k] == f) read = std::max(read, ux.in_maps[k].RowsRead());
-        }
-        e.read_bytes += read >= t.rows ? t.bytes : t.bytes / t.rows * read;
-      }
-    }
-    for (int f : vx.outputs)
-      if (IsGroupOutput(fg, group, fg.tensors[f])) e.write_bytes += fg.tensors[f].bytes;
-  }
+  for (int v : group) e.param_bytes += fg.vertices[v].param_bytes;
   const GroupIndex gi(fg, group);
+  gi.DramBytes(&e.read_bytes, &e.write_bytes);
   e.isoa = rule == CostRule::kOptimus ? gi.Isoa(m) : std::vector<char>(group.size(), 0);
   e.ref_rows = gi.ref_rows();
   const int64_t min_t = std::min(m.t_h, e.ref_rows);
