@@ -253,24 +253,29 @@ class GroupIndex {
     group_output_.assign(tensors_.size(), 0);
     for (size_t k = 0; k < tensors_.size(); ++k) {
       const FTensor& t = fg.tensors[tensors_[k]];
-      if (t.producer >= 0 && InGroup(group, t.producer))
+      if (t.producer >= 0 && InGroup(group, t.producer)) {
         producer_pos_[k] = static_cast<int>(std::lower_bound(group.begin(), group.end(), t.producer) - group.begin());
-      group_output_[k] = IsGroupOutput(fg, group, t);
+        group_output_[k] = IsGroupOutput(fg, group, t);
+      }
       ref_ = std::max(ref_, t.rows);
     }
-    outs_.resize(group.size());
-    ins_.resize(group.size());
-    for (size_t i = 0; i < group.size(); ++i) {
-      const Vertex& vx = fg.vertices[group[i]];
-      for (int f : vx.outputs) outs_[i].push_back(Local(f));
-      for (int f : vx.inputs) ins_[i].push_back(Local(f));
+    // Per group vertex its outputs' and inputs' local indices (flat, with offsets).
+    out_at_.reserve(group.size() + 1);
+    in_at_.reserve(group.size() + 1);
+    for (int v : group) {
+      const Vertex& vx = fg.vertices[v];
+      out_at_.push_back(static_cast<int>(outs_.size()));
+      in_at_.push_back(static_cast<int>(ins_.size()));
+      for (int f : vx.outputs) outs_.push_back(Local(f));
+      for (int f : vx.inputs) ins_.push_back(Local(f));
     }
+    out_at_.push_back(static_cast<int>(outs_.size()));
+    in_at_.push_back(static_cast<int>(ins_.size()));
   }
   int64_t ref_rows() const { return ref_; }
   size_t size() const { return tensors_.size(); }
   int tensor(size_t k) const { return tensors_[k]; }
   int producer_pos(size_t k) const { return producer_pos_[k]; }
-  const std::vector<int>& outs(size_t i) const { return outs_[i]; }
 
   // Rows of each touched tensor (local order) for `tiles` strips: GroupRows's rule.
   void Rows(int64_t tiles, std::vector<int64_t>* r) const {
@@ -278,16 +283,17 @@ class GroupIndex {
     for (size_t i = group_.size(); i-- > 0;) {
       const Vertex& v = fg_.vertices[group_[i]];
       int64_t out_r = 0;
-      for (int k : outs_[i]) {
+      for (int o = out_at_[i]; o < out_at_[i + 1]; ++o) {
+        const int k = outs_[o];
         const FTensor& t = fg_.tensors[tensors_[k]];
         int64_t& x = (*r)[k];
         if (group_output_[k]) x = std::max(x, CeilDiv(t.rows, tiles));
         x = std::min(std::max<int64_t>(x, 1), t.rows);
         out_r = std::max(out_r, x);
       }
-      for (size_t j = 0; j < ins_[i].size(); ++j) {
-        int64_t& x = (*r)[ins_[i][j]];
-        x = std::max(x, v.in_maps[j].Apply(out_r, tiles));
+      for (int j = in_at_[i]; j < in_at_[i + 1]; ++j) {
+        int64_t& x = (*r)[ins_[j]];
+        x = std::max(x, v.in_maps[j - in_at_[i]].Apply(out_r, tiles));
       }
     }
   }
@@ -312,11 +318,11 @@ class GroupIndex {
     std::vector<char> is_input(tensors_.size(), 0);
     for (size_t i = 0; i < group_.size(); ++i) {
       const Vertex& v = fg_.vertices[group_[i]];
-      for (size_t j = 0; j < ins_[i].size(); ++j) {
-        const int k = ins_[i][j];
+      for (int j = in_at_[i]; j < in_at_[i + 1]; ++j) {
+        const int k = ins_[j];
         if (producer_pos_[k] >= 0) continue;
         is_input[k] = 1;
-        rows_read[k] = std::max(rows_read[k], v.in_maps[j].RowsRead());
+        rows_read[k] = std::max(rows_read[k], v.in_maps[j - in_at_[i]].RowsRead());
       }
     }
     *read = *write = 0;
@@ -335,8 +341,9 @@ class GroupIndex {
   const std::vector<int>& group_;
   std::vector<int> tensors_;        // FTensors touched, ascending
   std::vector<int> producer_pos_;   // per touched tensor: its producer's position in the group, or -1
-  std::vector<char> group_output_;  // per touched tensor: read outside the group or a graph output
-  std::vector<std::vector<int>> outs_, ins_;  // per group vertex: local tensor indices
+  std::vector<char> group_output_;  // per touched tensor made in the group: read outside it or a graph output
+  std::vector<int> outs_, ins_;      // local tensor indices of the group vertices' outputs, inputs
+  std::vector<int> out_at_, in_at_;  // where each group vertex's start (and the end)
   int64_t ref_ = 1;
   mutable std::vector<int64_t> scratch_;
 };
@@ -350,7 +357,8 @@ std::vector<char> GroupIndex::Isoa(const AccelModel& m) const {
   for (size_t i = n; i-- > 0;) {
     const Vertex& v = fg_.vertices[group_[i]];
     int64_t c0 = 0, c1 = 0;
-    for (int k : outs_[i]) {
+    for (int o = out_at_[i]; o < out_at_[i + 1]; ++o) {
+      const int k = outs_[o];
       c0 += RowsBytes(fg_.tensors[tensors_[k]], r[k], false, m);
       c1 += RowsBytes(fg_.tensors[tensors_[k]], r[k], true, m);
     }
