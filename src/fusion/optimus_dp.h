@@ -8,10 +8,10 @@
 //                   down-sets (NASNet), the canonical DP: the next group always holds the first
 //                   operator (schedule order) not yet run, bounded, and the DP over the schedule's
 //                   contiguous segments; the better of the two (not proved optimal then).
-//   optimus-online  the same DP with Alg. 3's rules: an operator is fused with all of its fan-out
-//                   successors or none, and groups larger than the look-up table's size for B_c
-//                   are rejected (memo[n]: the least working set of an n-operator group at a tile
-//                   of O/4 rows).
+//   optimus-online  the same DP with Alg. 3's look-up table: groups larger than the table's size
+//                   for B_c are rejected (memo[n]: the least working set of an n-operator group at a
+//                   tile of O/4 rows). Alg. 3's fan-out rule (an operator fused with all of its
+//                   fan-out successors or none) is left out: it cost GoogLeNet 3.3% (see Allowed).
 //   dnnvm           groups never contain an operator with several producers or consumers (unless
 //                   alone); prior-work cost (no ISOA, all parameters on chip).
 //   efficient-s     the model's topological order as a linear proxy; DP over its contiguous,

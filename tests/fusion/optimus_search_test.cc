@@ -54,7 +54,7 @@ TEST(OptimusSearch, KeepsTheRecordedOptima) {
       {"models/onnx/resnet18.onnx", 64 << 10, 223228480, 223228480},
       {"models/onnx/squeezenet1_0.onnx", 512 << 10, 10274944, 10274944},
       {"models/onnx/mobilenet_v2.onnx", 128 << 10, 37685184, 37685184},
-      {"models/onnx/googlenet.onnx", 128 << 10, 115085120, -1},
+      {"models/onnx/googlenet.onnx", 128 << 10, 115085120, 115085120},
       {"models/onnx/resnet50.onnx", 128 << 10, 661126464, -1},
   };
   for (const Case& c : cases) {
@@ -65,6 +65,22 @@ TEST(OptimusSearch, KeepsTheRecordedOptima) {
     EXPECT_EQ(Bytes(*fg, c.buffer, FusionMethod::kOptimus, &proved), c.optimus) << c.model << " " << c.buffer;
     EXPECT_TRUE(proved) << c.model;
     if (c.online >= 0) EXPECT_EQ(Bytes(*fg, c.buffer, FusionMethod::kOnline), c.online) << c.model;
+  }
+}
+
+// The online variant (Alg. 3's size look-up table, without its fan-out rule) stays within 1% of
+// the optimum: GoogLeNet (3.3% with the fan-out rule) is now optimal, ResNet-50 0.98%.
+TEST(OptimusSearch, OnlineWithinOnePercent) {
+  for (const char* model : {"models/onnx/googlenet.onnx", "models/onnx/resnet50.onnx"}) {
+    const ir::Graph g = Load(model);
+    auto fg = BuildFusionGraph(g, analysis::ModelOrder(g), kBatch);
+    ASSERT_TRUE(fg.ok());
+    for (int64_t b : {128 << 10, 512 << 10}) {
+      const int64_t opt = Bytes(*fg, b, FusionMethod::kOptimus);
+      const int64_t online = Bytes(*fg, b, FusionMethod::kOnline);
+      EXPECT_GE(online, opt) << model << " " << b;
+      EXPECT_LE(online, opt + opt / 100) << model << " " << b;
+    }
   }
 }
 
