@@ -32,24 +32,24 @@ inline std::string ResNetCifarGraphJson(int depth, int batch) {
     o << "}";
     first_op = false;
   };
-  auto q = [](const std::string& s) { return "\"" + s + "\""; };
-  auto shape4 = [&](int h, int c) {
-    return "[" + std::to_string(batch) + ", " + std::to_string(h) + ", " + std::to_string(h) + ", " +
-           std::to_string(c) + "]";
+  // Text of its arguments (streams: string literals plus std::to_string trip GCC 12's -Wrestrict).
+  auto cat = [](const auto&... xs) {
+    std::ostringstream s;
+    (s << ... << xs);
+    return s.str();
   };
+  auto q = [&](const std::string& s) { return cat('"', s, '"'); };
+  auto shape4 = [&](int h, int c) { return cat("[", batch, ", ", h, ", ", h, ", ", c, "]"); };
   // A conv (BatchNorm folded into its weights and bias) with an optional fused ReLU.
   auto conv = [&](const std::string& name, const std::string& in, int cin, int cout, int k, int stride, bool relu) {
-    tensor(name + "_w", "[" + std::to_string(cout) + ", " + std::to_string(k) + ", " + std::to_string(k) + ", " +
-                            std::to_string(cin) + "]",
-           "constant");
-    tensor(name + "_b", "[" + std::to_string(cout) + "]", "constant");
+    tensor(name + "_w", cat("[", cout, ", ", k, ", ", k, ", ", cin, "]"), "constant");
+    tensor(name + "_b", cat("[", cout, "]"), "constant");
     tensor(name + "_out", "", "activation");
     const int p = k / 2;
     op(name, "Conv", q(in) + ", " + q(name + "_w") + ", " + q(name + "_b"), name + "_out",
-       "\"kernel_shape\": [" + std::to_string(k) + ", " + std::to_string(k) + "], \"strides\": [" +
-           std::to_string(stride) + ", " + std::to_string(stride) + "], \"pads\": [" + std::to_string(p) + ", " +
-           std::to_string(p) + ", " + std::to_string(p) + ", " + std::to_string(p) +
-           "], \"dilations\": [1, 1], \"group\": 1, \"activation\": " + (relu ? "\"relu\"" : "\"none\""));
+       cat("\"kernel_shape\": [", k, ", ", k, "], \"strides\": [", stride, ", ", stride, "], \"pads\": [", p, ", ", p,
+           ", ", p, ", ", p, "], \"dilations\": [1, 1], \"group\": 1, \"activation\": ",
+           relu ? "\"relu\"" : "\"none\""));
     return name + "_out";
   };
   tensor("input", shape4(32, 3), "input");
@@ -58,7 +58,7 @@ inline std::string ResNetCifarGraphJson(int depth, int batch) {
   for (int s = 0; s < 3; ++s) {
     const int cout = 16 << s;
     for (int b = 0; b < n; ++b) {
-      const std::string name = "s" + std::to_string(s + 1) + "b" + std::to_string(b);
+      const std::string name = cat("s", s + 1, "b", b);
       const int stride = (s > 0 && b == 0) ? 2 : 1;
       const std::string a = conv(name + "_c1", x, c, cout, 3, stride, true);
       const std::string y = conv(name + "_c2", a, cout, cout, 3, 1, false);
@@ -73,11 +73,11 @@ inline std::string ResNetCifarGraphJson(int depth, int batch) {
   }
   tensor("pool_out", "", "activation");
   op("pool", "GlobalAveragePool", q(x), "pool_out", "");
-  tensor("flat_out", "[" + std::to_string(batch) + ", 64]", "activation");
-  op("flat", "Reshape", q("pool_out"), "flat_out", "\"shape\": [" + std::to_string(batch) + ", 64]");
+  tensor("flat_out", cat("[", batch, ", 64]"), "activation");
+  op("flat", "Reshape", q("pool_out"), "flat_out", cat("\"shape\": [", batch, ", 64]"));
   tensor("fc_w", "[10, 64]", "constant");
   tensor("fc_b", "[10]", "constant");
-  tensor("logits", "[" + std::to_string(batch) + ", 10]", "output");
+  tensor("logits", cat("[", batch, ", 10]"), "output");
   op("fc", "Gemm", q("flat_out") + ", " + q("fc_w") + ", " + q("fc_b"), "logits",
      "\"alpha\": 1.0, \"beta\": 1.0, \"transA\": 0, \"transB\": 1");
   std::ostringstream g;

@@ -64,7 +64,9 @@ TEST(OptimusSearch, KeepsTheRecordedOptima) {
     bool proved = false;
     EXPECT_EQ(Bytes(*fg, c.buffer, FusionMethod::kOptimus, &proved), c.optimus) << c.model << " " << c.buffer;
     EXPECT_TRUE(proved) << c.model;
-    if (c.online >= 0) EXPECT_EQ(Bytes(*fg, c.buffer, FusionMethod::kOnline), c.online) << c.model;
+    if (c.online >= 0) {
+      EXPECT_EQ(Bytes(*fg, c.buffer, FusionMethod::kOnline), c.online) << c.model;
+    }
   }
 }
 
