@@ -52,15 +52,55 @@ struct GroupKey {
   std::vector<int> g;
   bool operator==(const GroupKey& o) const { return hash == o.hash && g == o.g; }
 };
+// A group not built yet: `parent` (a key that stays put) plus vertex `u` (not in it); nullptr: {u}.
+struct GrownKey {
+  uint64_t hash = 0;
+  const GroupKey* parent = nullptr;
+  int u = 0;
+  std::vector<int> Build() const {
+    if (!parent) return {u};
+    std::vector<int> g;
+    g.reserve(parent->g.size() + 1);
+    g = parent->g;
+    g.insert(std::upper_bound(g.begin(), g.end(), u), u);
+    return g;
+  }
+};
 struct GroupKeyHash {
+  using is_transparent = void;
   size_t operator()(const GroupKey& k) const { return static_cast<size_t>(k.hash); }
+  size_t operator()(const GrownKey& k) const { return static_cast<size_t>(k.hash); }
+};
+struct GroupKeyEq {
+  using is_transparent = void;
+  bool operator()(const GroupKey& a, const GroupKey& b) const { return a == b; }
+  // Whether `a` is parent + u, without building it.
+  bool operator()(const GroupKey& a, const GrownKey& b) const {
+    if (a.hash != b.hash) return false;
+    if (!b.parent) return a.g.size() == 1 && a.g[0] == b.u;
+    const std::vector<int>& p = b.parent->g;
+    if (a.g.size() != p.size() + 1) return false;
+    size_t i = 0, j = 0;
+    bool used = false;
+    for (; i < a.g.size(); ++i) {
+      if (j < p.size() && a.g[i] == p[j]) {
+        ++j;
+      } else if (!used && a.g[i] == b.u) {
+        used = true;
+      } else {
+        return false;
+      }
+    }
+    return used && j == p.size();
+  }
+  bool operator()(const GrownKey& b, const GroupKey& a) const { return (*this)(a, b); }
 };
 GroupKey MakeKey(const std::vector<int>& g) {
   GroupKey k{0, g};
   for (int v : g) k.hash ^= VertexCode(v);
   return k;
 }
-using GroupSet = std::unordered_set<GroupKey, GroupKeyHash>;
+using GroupSet = std::unordered_set<GroupKey, GroupKeyHash, GroupKeyEq>;
 
 // Growth neighbours of a vertex: successors, vertices reading one of its inputs, vertices feeding
 // one of its successors.
@@ -234,19 +274,22 @@ bool Searcher::Enumerate(const Bits& done, GroupSet& seen, Visit visit) {
       if (!Has(done, p) && !std::binary_search(g.begin(), g.end(), p)) return false;
     return true;
   };
-  std::vector<GroupKey> stack;
+  // Groups to visit, built when popped (most pushed groups are never reached when a state's
+  // enumeration is cut).
+  std::vector<GrownKey> stack;
   for (int v = 0; v < n_; ++v)
     if (!Has(done, v) && ready_in(v, {})) {
-      stack.push_back(GroupKey{VertexCode(v), {v}});
+      stack.push_back(GrownKey{VertexCode(v), nullptr, v});
       if (canonical_) break;  // only groups with the first operator not yet run
     }
   bool complete = true;
   int64_t visited = 0;
   std::vector<int> cand;
   while (!stack.empty()) {
-    auto [it, inserted] = seen.insert(std::move(stack.back()));
+    const GrownKey top = stack.back();
     stack.pop_back();
-    if (!inserted) continue;
+    if (seen.count(top)) continue;
+    const auto it = seen.insert(GroupKey{top.hash, top.Build()}).first;
     const GroupKey& key = *it;
     const std::vector<int>& g = key.g;
     if (visited > 0 && (visited & 63) == 0) OutOfTime();
@@ -274,11 +317,8 @@ bool Searcher::Enumerate(const Bits& done, GroupSet& seen, Visit visit) {
     cand.erase(std::unique(cand.begin(), cand.end()), cand.end());
     for (int u : cand) {
       if (method_ == FusionMethod::kDnnvm && !Allowed({u})) continue;  // a barrier joins no group
-      GroupKey h{key.hash ^ VertexCode(u), {}};
-      h.g.reserve(g.size() + 1);
-      h.g = g;
-      h.g.insert(std::upper_bound(h.g.begin(), h.g.end(), u), u);
-      if (!seen.count(h)) stack.push_back(std::move(h));
+      const GrownKey h{key.hash ^ VertexCode(u), &key, u};
+      if (!seen.count(h)) stack.push_back(h);
     }
   }
   return complete;
