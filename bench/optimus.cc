@@ -91,6 +91,64 @@ int SearchOnly(const std::string& path, int64_t buffer, const std::string& only,
   return 0;
 }
 
+using Sweep = std::map<std::string, std::map<int64_t, std::map<std::string, int64_t>>>;  // model, buffer, method
+
+// The buffer sweep's table: optimus, dnnvm and efficient-s per model and buffer.
+void SweepTable(const std::vector<int64_t>& buffers, const Sweep& sweep, std::ostringstream& md) {
+  md << "## Buffer sweep: optimus DRAM bytes (MB); in parentheses dnnvm / efficient-s\n\n| model |";
+  for (int64_t b : buffers) md << " " << (b >> 10) << " KB |";
+  md << "\n|---|";
+  for (size_t i = 0; i < buffers.size(); ++i) md << "---|";
+  md << "\n";
+  for (const auto& [name, byb] : sweep) {
+    md << "| " << name << " |";
+    for (int64_t b : buffers) {
+      if (!byb.count(b) || !byb.at(b).count("optimus")) {
+        md << " - |";
+        continue;
+      }
+      const auto& r = byb.at(b);
+      std::ostringstream s;
+      s.precision(4);
+      s << r.at("optimus") / 1e6 << " (" << r.at("dnnvm") / 1e6 << " / " << r.at("efficient-s") / 1e6 << ")";
+      md << " " << s.str() << " |";
+    }
+    md << "\n";
+  }
+}
+
+// PE-array configurations (our reading of Table 3: PE 8x8 .. 64x64 with 128 KB and 512 KB).
+bool PeArrays(const std::vector<Model>& models, const sp::target::Target& base, int64_t batch, std::ostringstream& md,
+              nlohmann::json& records) {
+  md << "\n## PE arrays (T_c = PE columns) x buffer, optimus DRAM bytes (MB)\n\n| model | 8x8 128K | 16x16 128K | 32x32 "
+        "128K | 64x64 128K | 8x8 512K | 16x16 512K | 32x32 512K | 64x64 512K |\n|---|---|---|---|---|---|---|---|---|\n";
+  for (const Model& m : models) {
+    if (m.name.rfind("nasnet", 0) == 0 || m.name.rfind("resnet1202", 0) == 0) continue;
+    auto g = LoadModel(m.path, batch);
+    if (!g.ok()) return false;
+    auto fg = sp::fusion::BuildFusionGraph(*g, sp::analysis::ModelOrder(*g), batch);
+    md << "| " << m.name << " |";
+    for (int64_t b : {128 << 10, 512 << 10})
+      for (int pe : {8, 16, 32, 64}) {
+        sp::target::Target t = base;
+        t.levels[t.arena_level].capacity = b;
+        t.compute.pe_rows = t.compute.pe_cols = pe;
+        auto am = sp::fusion::AccelModel::From(t, batch);
+        auto r = sp::fusion::RunFusion(*fg, *am, FusionMethod::kOptimus);
+        std::ostringstream s;
+        s.precision(4);
+        if (r.ok()) s << r->dram_bytes / 1e6; else s << "-";
+        md << " " << s.str() << " |";
+        records.push_back({{"model", m.name}, {"method", "optimus"}, {"buffer_bytes", b},
+                           {"pe", std::to_string(pe) + "x" + std::to_string(pe)}, {"batch", batch},
+                           {"dram_bytes", r.ok() ? r->dram_bytes : -1}, {"groups", r.ok() ? r->groups.size() : 0},
+                           {"search_ms", r.ok() ? r->search_ms : 0}, {"proved_optimal", r.ok() && r->proved_optimal}});
+      }
+    md << "\n";
+  }
+  return true;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -131,7 +189,7 @@ int main(int argc, char** argv) {
   std::map<std::string, std::map<std::string, double>> ms128, cpu128;  // wall-clock, thread CPU time
   std::map<std::string, std::map<std::string, int64_t>> groups128;
   std::map<std::string, std::map<std::string, bool>> proved128;
-  std::map<std::string, std::map<int64_t, std::map<std::string, int64_t>>> sweep;
+  Sweep sweep;
   std::vector<int64_t> buffers = {64 << 10, 128 << 10, 256 << 10, 512 << 10, 1024 << 10};
   int violations = 0;
   std::string verify_notes;
@@ -193,7 +251,6 @@ int main(int argc, char** argv) {
     auto plan = sp::driver::RunStrategy(*g, *base, "optimus", po);
     verify_notes += "| " + m.name + " | " + (plan.ok() ? "plans and verifies" : plan.status().message()) + " |\n";
   }
-  // PE-array configurations (our reading of Table 3: PE 8x8 .. 64x64 with 128 KB and 512 KB).
   md << "## 128 KB: DRAM bytes (MB) and groups per method\n\n| model | ops | optimus | online | dnnvm | efficient-s | "
         "fused-layer | nofuse | vs dnnvm | vs efficient-s |\n|---|---|---|---|---|---|---|---|---|---|\n";
   for (const auto& [name, row] : at128) {
@@ -229,52 +286,8 @@ int main(int argc, char** argv) {
         "skipped): its scheme comes from the bounded canonical DP and is not proved optimal.\n";
   md << "\nPaper (Core i7-6700, bottom-up / online, ms): VGG 0.48 / 0.11, ResNet50 2.73 / 0.29, ResNet152 5.01 / 0.23, "
         "GoogLeNet 27.89 / 0.64, SqueezeNet 2.19 / 0.24, NasNet 8713.16 / 274.10.\n\n";
-  md << "## Buffer sweep: optimus DRAM bytes (MB); in parentheses dnnvm / efficient-s\n\n| model |";
-  for (int64_t b : buffers) md << " " << (b >> 10) << " KB |";
-  md << "\n|---|";
-  for (size_t i = 0; i < buffers.size(); ++i) md << "---|";
-  md << "\n";
-  for (const auto& [name, byb] : sweep) {
-    md << "| " << name << " |";
-    for (int64_t b : buffers) {
-      if (!byb.count(b) || !byb.at(b).count("optimus")) {
-        md << " - |";
-        continue;
-      }
-      const auto& r = byb.at(b);
-      std::ostringstream s;
-      s.precision(4);
-      s << r.at("optimus") / 1e6 << " (" << r.at("dnnvm") / 1e6 << " / " << r.at("efficient-s") / 1e6 << ")";
-      md << " " << s.str() << " |";
-    }
-    md << "\n";
-  }
-  md << "\n## PE arrays (T_c = PE columns) x buffer, optimus DRAM bytes (MB)\n\n| model | 8x8 128K | 16x16 128K | 32x32 "
-        "128K | 64x64 128K | 8x8 512K | 16x16 512K | 32x32 512K | 64x64 512K |\n|---|---|---|---|---|---|---|---|---|\n";
-  for (const Model& m : models) {
-    if (m.name.rfind("nasnet", 0) == 0 || m.name.rfind("resnet1202", 0) == 0) continue;
-    auto g = LoadModel(m.path, batch);
-    if (!g.ok()) return 1;
-    auto fg = sp::fusion::BuildFusionGraph(*g, sp::analysis::ModelOrder(*g), batch);
-    md << "| " << m.name << " |";
-    for (int64_t b : {128 << 10, 512 << 10})
-      for (int pe : {8, 16, 32, 64}) {
-        sp::target::Target t = *base;
-        t.levels[t.arena_level].capacity = b;
-        t.compute.pe_rows = t.compute.pe_cols = pe;
-        auto am = sp::fusion::AccelModel::From(t, batch);
-        auto r = sp::fusion::RunFusion(*fg, *am, FusionMethod::kOptimus);
-        std::ostringstream s;
-        s.precision(4);
-        if (r.ok()) s << r->dram_bytes / 1e6; else s << "-";
-        md << " " << s.str() << " |";
-        records.push_back({{"model", m.name}, {"method", "optimus"}, {"buffer_bytes", b},
-                           {"pe", std::to_string(pe) + "x" + std::to_string(pe)}, {"batch", batch},
-                           {"dram_bytes", r.ok() ? r->dram_bytes : -1}, {"groups", r.ok() ? r->groups.size() : 0},
-                           {"search_ms", r.ok() ? r->search_ms : 0}, {"proved_optimal", r.ok() && r->proved_optimal}});
-      }
-    md << "\n";
-  }
+  SweepTable(buffers, sweep, md);
+  if (!PeArrays(models, *base, batch, md, records)) return 1;
   md << "\n## 128 KB optimus plans through the pipeline and the verifier\n\n| model | result |\n|---|---|\n" << verify_notes;
   md << "\noptimus worse than a baseline (any model, buffer): " << violations << " cases.\n";
   std::filesystem::create_directories(out_dir);
