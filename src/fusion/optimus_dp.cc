@@ -37,6 +37,71 @@ struct VecHash {
 bool Has(const Bits& b, int v) { return (b[v >> 6] >> (v & 63)) & 1; }
 void Set(Bits& b, int v) { b[v >> 6] |= uint64_t{1} << (v & 63); }
 
+// A vertex's 64-bit code (splitmix64): a group's hash is the XOR of its vertices' codes, updated
+// in O(1) when a vertex joins. Only a hash: keys compare their vertex lists too.
+uint64_t VertexCode(int v) {
+  uint64_t z = static_cast<uint64_t>(v) + 0x9e3779b97f4a7c15ull;
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
+}
+
+// A group (vertices ascending) with its hash.
+struct GroupKey {
+  uint64_t hash = 0;
+  std::vector<int> g;
+  bool operator==(const GroupKey& o) const { return hash == o.hash && g == o.g; }
+};
+// A group not built yet: `parent` (a key that stays put) plus vertex `u` (not in it); nullptr: {u}.
+struct GrownKey {
+  uint64_t hash = 0;
+  const GroupKey* parent = nullptr;
+  int u = 0;
+  std::vector<int> Build() const {
+    if (!parent) return {u};
+    std::vector<int> g;
+    g.reserve(parent->g.size() + 1);
+    g = parent->g;
+    g.insert(std::upper_bound(g.begin(), g.end(), u), u);
+    return g;
+  }
+};
+struct GroupKeyHash {
+  using is_transparent = void;
+  size_t operator()(const GroupKey& k) const { return static_cast<size_t>(k.hash); }
+  size_t operator()(const GrownKey& k) const { return static_cast<size_t>(k.hash); }
+};
+struct GroupKeyEq {
+  using is_transparent = void;
+  bool operator()(const GroupKey& a, const GroupKey& b) const { return a == b; }
+  // Whether `a` is parent + u, without building it.
+  bool operator()(const GroupKey& a, const GrownKey& b) const {
+    if (a.hash != b.hash) return false;
+    if (!b.parent) return a.g.size() == 1 && a.g[0] == b.u;
+    const std::vector<int>& p = b.parent->g;
+    if (a.g.size() != p.size() + 1) return false;
+    size_t i = 0, j = 0;
+    bool used = false;
+    for (; i < a.g.size(); ++i) {
+      if (j < p.size() && a.g[i] == p[j]) {
+        ++j;
+      } else if (!used && a.g[i] == b.u) {
+        used = true;
+      } else {
+        return false;
+      }
+    }
+    return used && j == p.size();
+  }
+  bool operator()(const GrownKey& b, const GroupKey& a) const { return (*this)(a, b); }
+};
+GroupKey MakeKey(const std::vector<int>& g) {
+  GroupKey k{0, g};
+  for (int v : g) k.hash ^= VertexCode(v);
+  return k;
+}
+using GroupSet = std::unordered_set<GroupKey, GroupKeyHash, GroupKeyEq>;
+
 // Growth neighbours of a vertex: successors, vertices reading one of its inputs, vertices feeding
 // one of its successors.
 std::vector<std::vector<int>> Neighbours(const FusionGraph& fg, bool chains_only) {
@@ -62,7 +127,7 @@ class Searcher {
  public:
   Searcher(const FusionGraph& fg, const AccelModel& m, FusionMethod method, const FusionLimits& lim)
       : fg_(fg), m_(m), method_(method), lim_(lim), n_(static_cast<int>(fg.vertices.size())),
-        words_((n_ + 63) / 64), adj_(Neighbours(fg, method == FusionMethod::kFusedLayer)) {
+        words_((n_ + 63) / 64), adj_(Neighbours(fg, method == FusionMethod::kFusedLayer)), single_cost_(n_, -1) {
     if (method_ == FusionMethod::kNoFuse) lim_.max_group_vertices = 1;
   }
   // The wall-clock deadline (time_limit_s) and the progress display shared by the DP phases.
@@ -86,24 +151,25 @@ class Searcher {
   FusionResult& result() { return r_; }
 
   // The evaluation under `rule` (cached).
-  const GroupEval& Eval(const std::vector<int>& g, CostRule rule) {
+  const GroupEval& Eval(const GroupKey& k, CostRule rule) {
     auto& cache = rule == CostRule::kOptimus ? opt_cache_ : prior_cache_;
-    auto it = cache.find(g);
+    auto it = cache.find(k);
     if (it != cache.end()) return it->second;
     ++r_.groups_evaluated;
-    return cache.emplace(g, EvaluateGroup(fg_, g, m_, rule)).first->second;
+    return cache.emplace(k, EvaluateGroup(fg_, k.g, m_, rule)).first->second;
   }
+  const GroupEval& Eval(const std::vector<int>& g, CostRule rule) { return Eval(MakeKey(g), rule); }
 
   // The cost of `g` as a group of this method, or nullptr when the method does not allow it.
-  const GroupEval* MethodEval(const std::vector<int>& g) {
-    if (g.size() == 1) {
-      const GroupEval& e = Eval(g, CostRule::kOptimus);
-      return e.feasible ? &e : nullptr;
-    }
+  const GroupEval* MethodEval(const std::vector<int>& g) { return MethodEval(MakeKey(g), Eval(g, CostRule::kOptimus)); }
+  // The same given g's evaluation under Optimus's rule.
+  const GroupEval* MethodEval(const GroupKey& k, const GroupEval& opt) {
+    const std::vector<int>& g = k.g;
+    if (g.size() == 1) return opt.feasible ? &opt : nullptr;
     if (!Allowed(g)) return nullptr;
     const bool prior = method_ == FusionMethod::kDnnvm || method_ == FusionMethod::kEfficientS ||
                        method_ == FusionMethod::kFusedLayer;
-    const GroupEval& e = Eval(g, prior ? CostRule::kPriorWork : CostRule::kOptimus);
+    const GroupEval& e = prior ? Eval(k, CostRule::kPriorWork) : opt;
     return e.feasible ? &e : nullptr;
   }
 
@@ -111,7 +177,7 @@ class Searcher {
   Status CheckSingles(std::vector<int64_t>* single_cost) {
     single_cost->assign(n_, 0);
     for (int v = 0; v < n_; ++v) {
-      const GroupEval& e = Eval({v}, CostRule::kOptimus);
+      const GroupEval& e = Eval(std::vector<int>{v}, CostRule::kOptimus);
       if (!e.feasible)
         return OutOfMemory("operator '" + fg_.vertices[v].name + "' does not fit the " +
                            std::to_string(m_.buffer_bytes) + "-byte global buffer: its smallest tile (" +
@@ -129,9 +195,10 @@ class Searcher {
  private:
   bool Allowed(const std::vector<int>& g) const;
   // Connected groups valid at `done` (all predecessors ran or are in the group), grown from the
-  // ready vertices; each is passed to `visit`. Returns false when the enumeration was cut.
+  // ready vertices; each is passed to `visit` (it stays in `seen`). Returns false when the
+  // enumeration was cut.
   template <typename Visit>
-  bool Enumerate(const Bits& done, Visit visit);
+  bool Enumerate(const Bits& done, GroupSet& seen, Visit visit);
 
   const FusionGraph& fg_;
   const AccelModel& m_;
@@ -139,8 +206,14 @@ class Searcher {
   FusionLimits lim_;
   int n_, words_;
   std::vector<std::vector<int>> adj_;
+  std::vector<int64_t> single_cost_;  // each vertex alone, -1 until evaluated
+  int64_t SingleCost(int v) {
+    if (single_cost_[v] < 0) single_cost_[v] = Eval(std::vector<int>{v}, CostRule::kOptimus).dram_bytes();
+    return single_cost_[v];
+  }
   int online_max_ = 1 << 30;
   bool canonical_ = false;
+  bool greedy_ = false;  // the state being enumerated is past the state limit
   std::chrono::steady_clock::time_point deadline_{};
   bool has_deadline_ = false, timed_out_ = false;
   Progress* progress_ = nullptr;
@@ -152,7 +225,7 @@ class Searcher {
     if (has_deadline_ && std::chrono::steady_clock::now() >= deadline_) timed_out_ = true;
     return timed_out_;
   }
-  std::unordered_map<std::vector<int>, GroupEval, VecHash> opt_cache_, prior_cache_;
+  std::unordered_map<GroupKey, GroupEval, GroupKeyHash> opt_cache_, prior_cache_;
   struct Entry {
     int64_t cost = kInf;
     std::vector<int> group;
@@ -169,14 +242,11 @@ bool Searcher::Allowed(const std::vector<int>& g) const {
     case FusionMethod::kEfficientS:
       return true;
     case FusionMethod::kOnline:
-      if (static_cast<int>(g.size()) > online_max_) return false;
-      for (int v : g) {  // all of its fan-out successors or none
-        const auto& s = fg_.vertices[v].succs;
-        int in = 0;
-        for (int x : s) in += std::binary_search(g.begin(), g.end(), x);
-        if (in != 0 && in != static_cast<int>(s.size())) return false;
-      }
-      return true;
+      // Alg. 3's size limit. Its other rule (an operator fused with all of its fan-out successors
+      // or none) is not applied: under Eq. 3 a group holding some of an operator's consumers still
+      // saves their reads, and the rule alone cost GoogLeNet 3.3% at 128 KB (optimum 115.09 MB,
+      // with the rule 118.86 MB; bench_optimus).
+      return static_cast<int>(g.size()) <= online_max_;
     case FusionMethod::kDnnvm:
       for (int v : g) {
         const Vertex& vx = fg_.vertices[v];
@@ -198,41 +268,48 @@ bool Searcher::Allowed(const std::vector<int>& g) const {
 }
 
 template <typename Visit>
-bool Searcher::Enumerate(const Bits& done, Visit visit) {
+bool Searcher::Enumerate(const Bits& done, GroupSet& seen, Visit visit) {
   auto ready_in = [&](int u, const std::vector<int>& g) {
     for (int p : fg_.vertices[u].preds)
       if (!Has(done, p) && !std::binary_search(g.begin(), g.end(), p)) return false;
     return true;
   };
-  std::unordered_set<std::vector<int>, VecHash> seen;
-  std::vector<std::vector<int>> stack;
+  // Groups to visit, built when popped (most pushed groups are never reached when a state's
+  // enumeration is cut).
+  std::vector<GrownKey> stack;
   for (int v = 0; v < n_; ++v)
     if (!Has(done, v) && ready_in(v, {})) {
-      stack.push_back({v});
+      stack.push_back(GrownKey{VertexCode(v), nullptr, v});
       if (canonical_) break;  // only groups with the first operator not yet run
     }
   bool complete = true;
   int64_t visited = 0;
+  std::vector<int> cand;
   while (!stack.empty()) {
-    std::vector<int> g = std::move(stack.back());
+    const GrownKey top = stack.back();
     stack.pop_back();
-    if (!seen.insert(g).second) continue;
+    if (seen.count(top)) continue;
+    const auto it = seen.insert(GroupKey{top.hash, top.Build()}).first;
+    const GroupKey& key = *it;
+    const std::vector<int>& g = key.g;
     if (visited > 0 && (visited & 63) == 0) OutOfTime();
     if (timed_out_ && visited > 0) {  // past the time limit: the groups found so far
       complete = false;
       break;
     }
-    if (static_cast<int64_t>(seen.size()) > lim_.max_groups_per_state) {
+    if (static_cast<int64_t>(seen.size()) >
+        (greedy_ ? std::min(lim_.max_groups_per_state, lim_.greedy_groups_per_state) : lim_.max_groups_per_state)) {
       complete = false;
       break;
     }
     // A group whose smallest tile does not fit is neither used nor grown.
-    if (!Eval(g, CostRule::kOptimus).feasible) continue;
-    visit(g);
+    const GroupEval& opt = Eval(key, CostRule::kOptimus);
+    if (!opt.feasible) continue;
+    visit(key, opt);
     ++visited;
     if (static_cast<int>(g.size()) >= lim_.max_group_vertices) continue;
     if (method_ == FusionMethod::kOnline && static_cast<int>(g.size()) >= online_max_) continue;
-    std::vector<int> cand;
+    cand.clear();
     for (int v : g)
       for (int u : adj_[v])
         if (!Has(done, u) && !std::binary_search(g.begin(), g.end(), u) && ready_in(u, g)) cand.push_back(u);
@@ -240,9 +317,8 @@ bool Searcher::Enumerate(const Bits& done, Visit visit) {
     cand.erase(std::unique(cand.begin(), cand.end()), cand.end());
     for (int u : cand) {
       if (method_ == FusionMethod::kDnnvm && !Allowed({u})) continue;  // a barrier joins no group
-      std::vector<int> h = g;
-      h.insert(std::upper_bound(h.begin(), h.end(), u), u);
-      if (!seen.count(h)) stack.push_back(std::move(h));
+      const GrownKey h{key.hash ^ VertexCode(u), &key, u};
+      if (!seen.count(h)) stack.push_back(h);
     }
   }
   return complete;
@@ -255,31 +331,39 @@ int64_t Searcher::Solve(const Bits& done, int count) {
   ++r_.states;
   const bool exhausted = r_.states > lim_.max_states || OutOfTime();
   if (exhausted) r_.proved_optimal = false;
-  std::vector<std::pair<std::vector<int>, int64_t>> options;
-  const bool complete = Enumerate(done, [&](const std::vector<int>& g) {
-    if (const GroupEval* e = MethodEval(g)) options.emplace_back(g, e->dram_bytes());
+  greedy_ = exhausted;
+  // Groups stay in `seen` while this state recurses into them.
+  GroupSet seen;
+  std::vector<std::pair<const std::vector<int>*, int64_t>> options;
+  const bool complete = Enumerate(done, seen, [&](const GroupKey& k, const GroupEval& opt) {
+    if (const GroupEval* e = MethodEval(k, opt)) options.emplace_back(&k.g, e->dram_bytes());
   });
   if (!complete) r_.proved_optimal = false;
   if (exhausted && !options.empty()) {
     // Past the state limit: follow the option that saves most against running its operators alone.
-    auto saving = [&](const std::pair<std::vector<int>, int64_t>& o) {
+    // (The first option with the largest saving.)
+    size_t best = 0;
+    int64_t best_saving = std::numeric_limits<int64_t>::min();
+    for (size_t k = 0; k < options.size(); ++k) {
       int64_t alone = 0;
-      for (int v : o.first) alone += Eval({v}, CostRule::kOptimus).dram_bytes();
-      return alone - o.second;
-    };
-    auto best = std::max_element(options.begin(), options.end(),
-                                 [&](const auto& a, const auto& b) { return saving(a) < saving(b); });
-    options = {*best};
+      for (int v : *options[k].first) alone += SingleCost(v);
+      if (alone - options[k].second > best_saving) {
+        best_saving = alone - options[k].second;
+        best = k;
+      }
+    }
+    const auto keep = options[best];
+    options.assign(1, keep);
   }
   Entry e;
   for (const auto& [g, cost] : options) {
     Bits next = done;
-    for (int v : g) Set(next, v);
-    const int64_t rest = Solve(next, count + static_cast<int>(g.size()));
+    for (int v : *g) Set(next, v);
+    const int64_t rest = Solve(next, count + static_cast<int>(g->size()));
     if (rest >= kInf) continue;
     if (cost + rest < e.cost) {
       e.cost = cost + rest;
-      e.group = g;
+      e.group = *g;
     }
   }
   const int64_t c = e.cost;
@@ -346,6 +430,38 @@ void Searcher::EfficientS() {
   }
 }
 
+// Whether the DAG has more than `limit` down-sets other than the whole graph (the states the full
+// DP tabulates: every down-set is reached, since every single operator is a valid group). A
+// breadth-first walk over the down-sets that stops past `limit`.
+bool MoreDownSetsThan(const FusionGraph& fg, int64_t limit) {
+  const int n = static_cast<int>(fg.vertices.size());
+  const int words = (n + 63) / 64;
+  std::unordered_set<Bits, VecHash> seen;
+  std::vector<Bits> frontier = {Bits(words, 0)};
+  seen.insert(frontier[0]);
+  int64_t proper = 0;
+  while (!frontier.empty()) {
+    std::vector<Bits> next;
+    for (const Bits& d : frontier) {
+      int count = 0;
+      for (uint64_t w : d) count += __builtin_popcountll(w);
+      if (count == n) continue;
+      if (++proper > limit) return true;
+      for (int v = 0; v < n; ++v) {
+        if (Has(d, v)) continue;
+        bool ready = true;
+        for (int p : fg.vertices[v].preds) ready = ready && Has(d, p);
+        if (!ready) continue;
+        Bits e = d;
+        Set(e, v);
+        if (seen.insert(e).second) next.push_back(std::move(e));
+      }
+    }
+    frontier = std::move(next);
+  }
+  return false;
+}
+
 }  // namespace
 
 const char* FusionMethodName(FusionMethod m) {
@@ -383,7 +499,7 @@ std::vector<int64_t> OnlineLookupTable(const FusionGraph& fg, const AccelModel& 
       stack.pop_back();
       if (!seen.insert(g).second) continue;
       const int64_t tiles = 4;
-      const int64_t bytes = GroupFmapBytes(fg, g, tiles, IsoaDecisions(fg, g, m), m);
+      const int64_t bytes = GroupFmapBytesIsoa(fg, g, tiles, m);
       const size_t sz = g.size();
       memo[sz] = std::min(memo[sz], bytes);
       if (static_cast<int>(sz) >= max_n || bytes > 4 * m.buffer_bytes) continue;
@@ -429,18 +545,22 @@ StatusOr<FusionResult> RunFusion(const FusionGraph& fg, const AccelModel& m, Fus
   } else if (n > 0) {
     // The full DP over down-sets first; on graphs too wide for it (its state count explodes with
     // the number of parallel branches), the canonical DP.
+    // A DAG with more down-sets than the full DP may tabulate cannot be proved by it (it would
+    // stop past its state limit and its scheme would be discarded): counted first, skipped then.
     FusionLimits full = limits;
     full.max_states = std::min(limits.max_states, limits.full_dp_states);
+    const bool too_wide = MoreDownSetsThan(fg, full.max_states);
     s = std::make_unique<Searcher>(fg, m, method, full);
     if (online_max > 0) s->set_online_max(online_max);
     s->set_clock(deadline, has_deadline, &progress);
     const std::vector<uint64_t> done((n + 63) / 64, 0);
-    const int64_t full_cost = s->Solve(done, 0);
+    const int64_t full_cost = too_wide ? kInf : s->Solve(done, 0);
     timed_out = s->timed_out();
     if (full_cost < kInf && s->result().proved_optimal) {
       s->Reconstruct();
     } else {
-      const int64_t tried = s->result().states;
+      const std::string tried = too_wide ? std::to_string(full.max_states) + " down-sets"
+                                         : std::to_string(s->result().states) + " states";
       FusionLimits canon = limits;
       canon.max_groups_per_state = std::min(limits.max_groups_per_state, limits.canonical_groups_per_state);
       s = std::make_unique<Searcher>(fg, m, method, canon);
@@ -464,8 +584,8 @@ StatusOr<FusionResult> RunFusion(const FusionGraph& fg, const AccelModel& m, Fus
       if (linear_better) s = std::move(lin);
       s->result().proved_optimal = false;
       s->result().states = states;
-      s->result().note = "the DAG has too many down-sets for the full DP (over " + std::to_string(tried) +
-                         " states); searched groups in order of their first operator (bounded) and the " +
+      s->result().note = "the DAG has too many down-sets for the full DP (over " + tried +
+                         "); searched groups in order of their first operator (bounded) and the " +
                          "model order's segments, kept the " + (linear_better ? "segments" : "first") +
                          (timed_out ? "; the time limit cut the search" : "");
     }

@@ -8,10 +8,10 @@
 //                   down-sets (NASNet), the canonical DP: the next group always holds the first
 //                   operator (schedule order) not yet run, bounded, and the DP over the schedule's
 //                   contiguous segments; the better of the two (not proved optimal then).
-//   optimus-online  the same DP with Alg. 3's rules: an operator is fused with all of its fan-out
-//                   successors or none, and groups larger than the look-up table's size for B_c
-//                   are rejected (memo[n]: the least working set of an n-operator group at a tile
-//                   of O/4 rows).
+//   optimus-online  the same DP with Alg. 3's look-up table: groups larger than the table's size
+//                   for B_c are rejected (memo[n]: the least working set of an n-operator group at a
+//                   tile of O/4 rows). Alg. 3's fan-out rule (an operator fused with all of its
+//                   fan-out successors or none) is left out: it cost GoogLeNet 3.3% (see Allowed).
 //   dnnvm           groups never contain an operator with several producers or consumers (unless
 //                   alone); prior-work cost (no ISOA, all parameters on chip).
 //   efficient-s     the model's topological order as a linear proxy; DP over its contiguous,
@@ -40,6 +40,9 @@ struct FusionLimits {
   int64_t canonical_groups_per_state = 128;
   int64_t max_states = 400000;        // DP states before the search stops proving
   int64_t max_groups_per_state = 4096;  // candidate groups enumerated from one state
+  // Past the state limit a state follows its best group (the one saving most against its
+  // operators alone) among the first this many it enumerates.
+  int64_t greedy_groups_per_state = 32;
   int max_group_vertices = 64;
   // > 0: wall-clock seconds for the DP phases; past it every remaining state follows its greedy
   // choice (as past max_states) and the result is not proved optimal. 0: no time limit (results

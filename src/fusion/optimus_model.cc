@@ -235,69 +235,138 @@ int64_t RowsBytes(const FTensor& t, int64_t rows, bool isoa, const AccelModel& m
 
 }  // namespace
 
-std::vector<int64_t> GroupRows(const FusionGraph& fg, const std::vector<int>& group, int64_t tiles,
-                               int64_t* ref_rows) {
-  std::vector<int64_t> r(fg.tensors.size(), 0);
-  // The strip count divides the tallest feature map the group touches (a reduction's input too).
-  int64_t ref = 1;
-  for (int v : group) {
-    for (int f : fg.vertices[v].outputs) ref = std::max(ref, fg.tensors[f].rows);
-    for (int f : fg.vertices[v].inputs) ref = std::max(ref, fg.tensors[f].rows);
-  }
-  for (auto it = group.rbegin(); it != group.rend(); ++it) {
-    const Vertex& v = fg.vertices[*it];
-    int64_t out_r = 0;
-    for (int f : v.outputs) {
-      const FTensor& t = fg.tensors[f];
-      if (IsGroupOutput(fg, group, t)) r[f] = std::max(r[f], CeilDiv(t.rows, tiles));
-      r[f] = std::min(std::max<int64_t>(r[f], 1), t.rows);
-      out_r = std::max(out_r, r[f]);
-    }
-    for (size_t k = 0; k < v.inputs.size(); ++k) {
-      const int f = v.inputs[k];
-      r[f] = std::max(r[f], v.in_maps[k].Apply(out_r, tiles));
-    }
-  }
-  if (ref_rows) *ref_rows = ref;
-  return r;
-}
+namespace {
 
-int64_t GroupFmapBytes(const FusionGraph& fg, const std::vector<int>& group, int64_t tiles,
-                       const std::vector<char>& isoa, const AccelModel& m) {
-  const std::vector<int64_t> r = GroupRows(fg, group, tiles, nullptr);
-  int64_t bytes = 0;
-  for (size_t f = 0; f < r.size(); ++f) {
-    if (r[f] == 0) continue;
-    const FTensor& t = fg.tensors[f];
-    bool phi = false;
-    if (t.producer >= 0 && InGroup(group, t.producer)) {
-      const size_t pos = std::lower_bound(group.begin(), group.end(), t.producer) - group.begin();
-      phi = isoa[pos] != 0;
+// A group's vertices and the feature maps they touch, indexed once so that the tile relation and
+// the working set cost O(edges of the group) per tile count (not O(tensors of the graph)).
+class GroupIndex {
+ public:
+  GroupIndex(const FusionGraph& fg, const std::vector<int>& group) : fg_(fg), group_(group) {
+    for (int v : group) {
+      const Vertex& vx = fg.vertices[v];
+      tensors_.insert(tensors_.end(), vx.inputs.begin(), vx.inputs.end());
+      tensors_.insert(tensors_.end(), vx.outputs.begin(), vx.outputs.end());
     }
-    bytes += RowsBytes(t, r[f], phi, m);
+    std::sort(tensors_.begin(), tensors_.end());
+    tensors_.erase(std::unique(tensors_.begin(), tensors_.end()), tensors_.end());
+    producer_pos_.assign(tensors_.size(), -1);
+    group_output_.assign(tensors_.size(), 0);
+    for (size_t k = 0; k < tensors_.size(); ++k) {
+      const FTensor& t = fg.tensors[tensors_[k]];
+      if (t.producer >= 0 && InGroup(group, t.producer)) {
+        producer_pos_[k] = static_cast<int>(std::lower_bound(group.begin(), group.end(), t.producer) - group.begin());
+        group_output_[k] = IsGroupOutput(fg, group, t);
+      }
+      ref_ = std::max(ref_, t.rows);
+    }
+    // Per group vertex its outputs' and inputs' local indices (flat, with offsets).
+    out_at_.reserve(group.size() + 1);
+    in_at_.reserve(group.size() + 1);
+    for (int v : group) {
+      const Vertex& vx = fg.vertices[v];
+      out_at_.push_back(static_cast<int>(outs_.size()));
+      in_at_.push_back(static_cast<int>(ins_.size()));
+      for (int f : vx.outputs) outs_.push_back(Local(f));
+      for (int f : vx.inputs) ins_.push_back(Local(f));
+    }
+    out_at_.push_back(static_cast<int>(outs_.size()));
+    in_at_.push_back(static_cast<int>(ins_.size()));
   }
-  return bytes;
-}
+  int64_t ref_rows() const { return ref_; }
+  size_t size() const { return tensors_.size(); }
+  int tensor(size_t k) const { return tensors_[k]; }
+  int producer_pos(size_t k) const { return producer_pos_[k]; }
 
-std::vector<char> IsoaDecisions(const FusionGraph& fg, const std::vector<int>& group, const AccelModel& m) {
-  const size_t n = group.size();
-  int64_t ref = 1;
-  GroupRows(fg, group, 1, &ref);
-  const std::vector<int64_t> r = GroupRows(fg, group, ref, nullptr);  // the 1-row tile
+  // Rows of each touched tensor (local order) for `tiles` strips: GroupRows's rule.
+  void Rows(int64_t tiles, std::vector<int64_t>* r) const {
+    r->assign(tensors_.size(), 0);
+    for (size_t i = group_.size(); i-- > 0;) {
+      const Vertex& v = fg_.vertices[group_[i]];
+      int64_t out_r = 0;
+      for (int o = out_at_[i]; o < out_at_[i + 1]; ++o) {
+        const int k = outs_[o];
+        const FTensor& t = fg_.tensors[tensors_[k]];
+        int64_t& x = (*r)[k];
+        if (group_output_[k]) x = std::max(x, CeilDiv(t.rows, tiles));
+        x = std::min(std::max<int64_t>(x, 1), t.rows);
+        out_r = std::max(out_r, x);
+      }
+      for (int j = in_at_[i]; j < in_at_[i + 1]; ++j) {
+        int64_t& x = (*r)[ins_[j]];
+        x = std::max(x, v.in_maps[j - in_at_[i]].Apply(out_r, tiles));
+      }
+    }
+  }
+  // The working set for `tiles` strips and decisions `isoa` (GroupFmapBytes's rule).
+  int64_t FmapBytes(int64_t tiles, const std::vector<char>& isoa, const AccelModel& m) const {
+    std::vector<int64_t>& r = scratch_;
+    Rows(tiles, &r);
+    int64_t bytes = 0;
+    for (size_t k = 0; k < r.size(); ++k) {
+      if (r[k] == 0) continue;
+      const bool phi = producer_pos_[k] >= 0 && isoa[producer_pos_[k]] != 0;
+      bytes += RowsBytes(fg_.tensors[tensors_[k]], r[k], phi, m);
+    }
+    return bytes;
+  }
+  std::vector<char> Isoa(const AccelModel& m) const;
+  // Eq. 3's feature-map terms: every group input once (an input several operators read is read
+  // once, as far as their windows reach), every group output once.
+  void DramBytes(int64_t* read, int64_t* write) const {
+    std::vector<int64_t>& rows_read = scratch_;
+    rows_read.assign(tensors_.size(), 1);
+    std::vector<char> is_input(tensors_.size(), 0);
+    for (size_t i = 0; i < group_.size(); ++i) {
+      const Vertex& v = fg_.vertices[group_[i]];
+      for (int j = in_at_[i]; j < in_at_[i + 1]; ++j) {
+        const int k = ins_[j];
+        if (producer_pos_[k] >= 0) continue;
+        is_input[k] = 1;
+        rows_read[k] = std::max(rows_read[k], v.in_maps[j - in_at_[i]].RowsRead());
+      }
+    }
+    *read = *write = 0;
+    for (size_t k = 0; k < tensors_.size(); ++k) {
+      const FTensor& t = fg_.tensors[tensors_[k]];
+      if (is_input[k]) *read += rows_read[k] >= t.rows ? t.bytes : t.bytes / t.rows * rows_read[k];
+      if (producer_pos_[k] >= 0 && group_output_[k]) *write += t.bytes;
+    }
+  }
+
+ private:
+  int Local(int f) const {
+    return static_cast<int>(std::lower_bound(tensors_.begin(), tensors_.end(), f) - tensors_.begin());
+  }
+  const FusionGraph& fg_;
+  const std::vector<int>& group_;
+  std::vector<int> tensors_;        // FTensors touched, ascending
+  std::vector<int> producer_pos_;   // per touched tensor: its producer's position in the group, or -1
+  std::vector<char> group_output_;  // per touched tensor made in the group: read outside it or a graph output
+  std::vector<int> outs_, ins_;      // local tensor indices of the group vertices' outputs, inputs
+  std::vector<int> out_at_, in_at_;  // where each group vertex's start (and the end)
+  int64_t ref_ = 1;
+  mutable std::vector<int64_t> scratch_;
+};
+
+std::vector<char> GroupIndex::Isoa(const AccelModel& m) const {
+  const size_t n = group_.size();
+  std::vector<int64_t> r;
+  Rows(ref_, &r);  // the 1-row tile
   std::vector<int64_t> dp0(n, 0), dp1(n, 0);
   std::vector<char> allowed(n, 0);
   for (size_t i = n; i-- > 0;) {
-    const Vertex& v = fg.vertices[group[i]];
+    const Vertex& v = fg_.vertices[group_[i]];
     int64_t c0 = 0, c1 = 0;
-    for (int f : v.outputs) {
-      c0 += RowsBytes(fg.tensors[f], r[f], false, m);
-      c1 += RowsBytes(fg.tensors[f], r[f], true, m);
+    for (int o = out_at_[i]; o < out_at_[i + 1]; ++o) {
+      const int k = outs_[o];
+      c0 += RowsBytes(fg_.tensors[tensors_[k]], r[k], false, m);
+      c1 += RowsBytes(fg_.tensors[tensors_[k]], r[k], true, m);
     }
     allowed[i] = v.channel_tiled && c1 < c0;
     int64_t s0 = 0, s1 = 0;
     for (int s : v.succs) {
-      if (!InGroup(group, s)) continue;
-      const size_t j = std::lower_bound(group.begin(), group.end(), s) - group.begin();
+      if (!InGroup(group_, s)) continue;
+      const size_t j = std::lower_bound(group_.begin(), group_.end(), s) - group_.begin();
       s1 += dp0[j];
       s0 += std::min(dp0[j], dp1[j]);
     }
@@ -308,9 +377,9 @@ std::vector<char> IsoaDecisions(const FusionGraph& fg, const std::vector<int>& g
   std::vector<char> phi(n, 0);
   for (size_t i = 0; i < n; ++i) {
     bool blocked = false;
-    for (int p : fg.vertices[group[i]].preds)
-      if (InGroup(group, p)) {
-        const size_t j = std::lower_bound(group.begin(), group.end(), p) - group.begin();
+    for (int p : fg_.vertices[group_[i]].preds)
+      if (InGroup(group_, p)) {
+        const size_t j = std::lower_bound(group_.begin(), group_.end(), p) - group_.begin();
         blocked = blocked || phi[j];
       }
     phi[i] = !blocked && allowed[i] && dp1[i] < dp0[i];
@@ -318,37 +387,40 @@ std::vector<char> IsoaDecisions(const FusionGraph& fg, const std::vector<int>& g
   return phi;
 }
 
+}  // namespace
+
+std::vector<int64_t> GroupRows(const FusionGraph& fg, const std::vector<int>& group, int64_t tiles,
+                               int64_t* ref_rows) {
+  const GroupIndex gi(fg, group);
+  std::vector<int64_t> local, r(fg.tensors.size(), 0);
+  gi.Rows(tiles, &local);
+  for (size_t k = 0; k < gi.size(); ++k) r[gi.tensor(k)] = local[k];
+  if (ref_rows) *ref_rows = gi.ref_rows();
+  return r;
+}
+
+int64_t GroupFmapBytes(const FusionGraph& fg, const std::vector<int>& group, int64_t tiles,
+                       const std::vector<char>& isoa, const AccelModel& m) {
+  return GroupIndex(fg, group).FmapBytes(tiles, isoa, m);
+}
+
+std::vector<char> IsoaDecisions(const FusionGraph& fg, const std::vector<int>& group, const AccelModel& m) {
+  return GroupIndex(fg, group).Isoa(m);
+}
+
+int64_t GroupFmapBytesIsoa(const FusionGraph& fg, const std::vector<int>& group, int64_t tiles, const AccelModel& m) {
+  const GroupIndex gi(fg, group);
+  return gi.FmapBytes(tiles, gi.Isoa(m), m);
+}
+
 GroupEval EvaluateGroup(const FusionGraph& fg, const std::vector<int>& group, const AccelModel& m,
                         CostRule rule) {
   GroupEval e;
-  for (int v : group) {
-    const Vertex& vx = fg.vertices[v];
-    e.param_bytes += vx.param_bytes;
-    for (int f : vx.inputs) {
-      const FTensor& t = fg.tensors[f];
-      if (t.producer >= 0 && InGroup(group, t.producer)) continue;
-      // An input several operators of the group read is read once.
-      bool first = true;
-      for (int u : group) {
-        if (u >= v) break;
-        const auto& in = fg.vertices[u].inputs;
-        if (std::find(in.begin(), in.end(), f) != in.end()) first = false;
-      }
-      if (first) {
-        int64_t read = 1;  // rows of it the group's operators read
-        for (int u : group) {
-          const Vertex& ux = fg.vertices[u];
-          for (size_t k = 0; k < ux.inputs.size(); ++k)
-            if (ux.inputs[k] == f) read = std::max(read, ux.in_maps[k].RowsRead());
-        }
-        e.read_bytes += read >= t.rows ? t.bytes : t.bytes / t.rows * read;
-      }
-    }
-    for (int f : vx.outputs)
-      if (IsGroupOutput(fg, group, fg.tensors[f])) e.write_bytes += fg.tensors[f].bytes;
-  }
-  e.isoa = rule == CostRule::kOptimus ? IsoaDecisions(fg, group, m) : std::vector<char>(group.size(), 0);
-  GroupRows(fg, group, 1, &e.ref_rows);
+  for (int v : group) e.param_bytes += fg.vertices[v].param_bytes;
+  const GroupIndex gi(fg, group);
+  gi.DramBytes(&e.read_bytes, &e.write_bytes);
+  e.isoa = rule == CostRule::kOptimus ? gi.Isoa(m) : std::vector<char>(group.size(), 0);
+  e.ref_rows = gi.ref_rows();
   const int64_t min_t = std::min(m.t_h, e.ref_rows);
   // The most strips whose tile still has min(T_h, O_h) rows.
   int64_t lo = 1, hi = e.ref_rows;
@@ -357,7 +429,7 @@ GroupEval EvaluateGroup(const FusionGraph& fg, const std::vector<int>& group, co
     if (CeilDiv(e.ref_rows, mid) >= min_t) lo = mid; else hi = mid - 1;
   }
   const int64_t max_tiles = lo;
-  auto fmap = [&](int64_t tiles) { return GroupFmapBytes(fg, group, tiles, e.isoa, m); };
+  auto fmap = [&](int64_t tiles) { return gi.FmapBytes(tiles, e.isoa, m); };
   e.min_buffer_bytes = fmap(max_tiles);
   // Eq. 4: the fewest strips (largest t_h) whose working set fits; parameters resident when they fit too.
   auto fewest = [&](int64_t extra) -> int64_t {

@@ -123,6 +123,8 @@ std::vector<char> IsoaDecisions(const FusionGraph& fg, const std::vector<int>& g
 // The group's working set for `tiles` strips and decisions `isoa` (fmaps only).
 int64_t GroupFmapBytes(const FusionGraph& fg, const std::vector<int>& group, int64_t tiles,
                        const std::vector<char>& isoa, const AccelModel& m);
+// The same with the decisions of IsoaDecisions (the group indexed once).
+int64_t GroupFmapBytesIsoa(const FusionGraph& fg, const std::vector<int>& group, int64_t tiles, const AccelModel& m);
 // Eq. 4 then Eq. 3: the largest tile that fits, and the group's DRAM bytes.
 GroupEval EvaluateGroup(const FusionGraph& fg, const std::vector<int>& group, const AccelModel& m,
                         CostRule rule);

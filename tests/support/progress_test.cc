@@ -94,16 +94,17 @@ TEST(ProgressCli, ExactPlacementShowsBestBoundAndGap) {
       << r.out;
 }
 
-// Optimus's fusion search on AmoebaNet-A (ImageNet) runs for many minutes within its state limits
-// (more than 11 min measured); --time-limit 2 cuts it: progress lines, a note saying the time limit cut
-// the search, and a plan the verifier accepted (the strategy verifies every plan it returns).
+// Optimus's fusion search on AmoebaNet-A (ImageNet) runs for about 0.8 s within its state limits
+// (measured on the shared 2-core machine; over 11 min before the down-set count skipped the full
+// DP, so it no longer runs long enough for a progress line, which starts after 1 s; the other
+// searches above test those); --time-limit 0.02 cuts it: a note saying the time limit cut the
+// search, and a plan the verifier accepted (the strategy verifies every plan it returns).
 TEST(ProgressCli, FusionSearchHonoursTheTimeLimit) {
   auto r = ForcedCli("plan '" + testing::SourcePath("models/nas/amoebanet-a-imagenet.graph.json") +
-                     "' --target optimus-accel --strategy optimus --time-limit 2 --no-map");
+                     "' --target optimus-accel --strategy optimus --time-limit 0.02 --no-map");
   ASSERT_EQ(r.rc, 0) << r.all();
-  EXPECT_NE(r.err.find("[fusion search (optimus)] "), std::string::npos) << r.err;
-  EXPECT_NE(r.err.find("not proved"), std::string::npos) << r.err;
   EXPECT_NE(r.out.find("the time limit cut the search"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("not proved optimal"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("verdict: FITS"), std::string::npos) << r.out;
 }
 
