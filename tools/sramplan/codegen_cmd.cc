@@ -6,6 +6,7 @@
 #include "cli_checks.h"
 #include "codegen/codegen.h"
 #include "driver/strategy.h"
+#include "exec/hybrid.h"
 #include "exec/quantize.h"
 #include "import/import.h"
 #include "transform/canonicalize.h"
@@ -119,6 +120,7 @@ int RunCodegenCommand(int verbosity) {
     log(1, r->Summary());
   }
   ir::ApplyDtype(*g, ir::DataType::kInt8);
+  if (Status h = exec::RefuseHybridCodegen(*g); !h.ok()) return Fail(h);  // exec/hybrid.h
   // Quantisation first: it names every op the int8 kernels cannot run before any planning.
   auto t0 = std::chrono::steady_clock::now();
   auto q = exec::QuantizeModel(*g, f.seed);
