@@ -171,15 +171,20 @@ StatusOr<HybridReport> MakeHybridInt8(ir::Graph* g) {
 }
 
 Status RefuseHybridCodegen(const ir::Graph& g) {
-  ir::Graph h = g;
-  SP_ASSIGN_OR_RETURN(HybridReport r, MakeHybridInt8(&h));
-  if (!r.changed()) return Status::Ok();
-  std::string ops, first;
-  for (const ir::Op& op : h.ops())
-    if (IsHybridHostOp(h, op) && op.type != "Quantize" && op.type != "Dequantize" && first.empty()) first = op.name;
-  for (const auto& t : r.float_types) ops += (ops.empty() ? "" : ", ") + t;
-  return Unsupported("codegen: '" + g.name + "' has ops without an int8 kernel: " + ops + ", first '" + first +
-                     "'. verify runs them in float32 between a Dequantize and a Quantize (a hybrid graph), but the C " +
+  std::map<std::string, std::pair<int, std::string>> missing;  // what -> (count, first op)
+  for (const ir::Op& op : g.ops()) {
+    const std::string what = Int8KernelMissing(g, op);
+    if (what.empty() || !HasKernelF32(g, op)) continue;
+    auto& m = missing[what];
+    if (m.first++ == 0) m.second = op.name;
+  }
+  if (missing.empty()) return Status::Ok();
+  std::string ops;
+  for (const auto& [what, m] : missing)
+    ops += (ops.empty() ? "" : ", ") + what + " (" + std::to_string(m.first) + (m.first == 1 ? " op" : " ops") +
+           ", first '" + m.second + "')";
+  return Unsupported("codegen: '" + g.name + "' has ops without an int8 kernel: " + ops +
+                     ". verify runs them in float32 between a Dequantize and a Quantize (a hybrid graph), but the C " +
                      "emitter prints int8 kernel calls only (the runtime's float32 kernels have no call records), so " +
                      "the firmware cannot run this model; plan and verify it instead");
 }
