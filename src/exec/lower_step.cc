@@ -242,10 +242,10 @@ StatusOr<StepCalls> LowerStep(const StepLowering& l, int s) {
     const ir::Op* op = l.FindOp(so.name);
     if (!op) return Mismatch(Where(s) + " runs op '" + so.name + "', which the model does not have");
     sc.ops.push_back(op);
-    if (l.quant() && st.kind != plan::StepKind::kOp && st.kind != plan::StepKind::kInPlaceDepthwise &&
+    if (l.quant() && (st.kind == plan::StepKind::kSegment || st.kind == plan::StepKind::kFusedBottleneck) &&
         IsHybridHostOp(l.graph(), *op))
       return Unsupported(Where(s) + " (" + plan::StepKindName(st.kind) + ") runs op '" + op->name + "' (" + op->type +
-                         "), which runs in float32 in this hybrid int8 graph; only plain steps run float32 ops");
+                         "), which runs in float32 in this hybrid int8 graph; the segment-aware kernels are int8");
   }
   switch (st.kind) {
     case plan::StepKind::kOp:

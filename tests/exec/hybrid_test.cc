@@ -192,6 +192,24 @@ TEST(Hybrid, VmcuPlanOfAHybridGraphVerifies) {
   EXPECT_EQ(Compare(g, *naive, *arena, p), "");
 }
 
+// Optimus' fused-tiled groups run their float32 ops and conversions strip by strip on the host too.
+TEST(Hybrid, FusedTiledStrategiesMatchNaive) {
+  const ir::Graph g = HybridGraph(nullptr);
+  auto q = QuantizeModel(g, kDefaultSeed, nullptr);
+  ASSERT_TRUE(q.ok()) << q.status().message();
+  for (const char* s : {"optimus", "optimus-online", "dnnvm", "efficient-s", "fused-layer", "nofuse"}) {
+    SCOPED_TRACE(s);
+    const plan::Plan p = testing::PlanInt8(g, s, "optimus-accel");
+    ASSERT_TRUE(plan::VerifyPlan(p).ok()) << plan::VerifyPlan(p).Summary();
+    auto naive = RunNaive(g, testing::PlanOrder(g, p), q->data, &*q);
+    ASSERT_TRUE(naive.ok()) << naive.status().message();
+    auto arena = RunArena(g, p, q->data, &*q);
+    ASSERT_TRUE(arena.ok()) << arena.status().message();
+    EXPECT_EQ(Compare(g, *naive, *arena, p), "");
+    EXPECT_TRUE(arena->notes.empty()) << arena->notes.front();
+  }
+}
+
 // A graph whose ops all have int8 kernels is not touched (so its plans stay byte-identical).
 TEST(Hybrid, AllInt8GraphUnchanged) {
   for (const char* model : {"models/onnx/mobilenet_v2.onnx", "models/onnx/resnet18.onnx"}) {
