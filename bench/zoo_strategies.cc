@@ -26,6 +26,7 @@
 
 #include "bench_util.h"
 #include "driver/strategy.h"
+#include "exec/hybrid.h"
 #include "import/import.h"
 #include "transform/canonicalize.h"
 
@@ -184,6 +185,11 @@ int main(int argc, char** argv) {
       continue;
     }
     sp::ir::ApplyDtype(*g, sp::ir::DataType::kInt8);
+    auto hybrid = sp::exec::MakeHybridInt8(&*g);  // as the CLI: ops without an int8 kernel keep float32
+    if (!hybrid.ok()) {
+      std::cerr << "  " << hybrid.status().message() << "\n";
+      continue;
+    }
     nlohmann::json rec = {{"model", Stem(model)},
                           {"bundled", bundled},
                           {"target", a.target},

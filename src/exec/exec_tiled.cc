@@ -5,6 +5,7 @@
 #include <map>
 
 #include "exec/executor.h"
+#include "exec/hybrid.h"
 #include "exec/quantize.h"
 #include "ir/op_geometry.h"
 #include "support/int_math.h"
@@ -598,6 +599,8 @@ Status TileRunner::Run(const TiledRun& r) {
       std::memcpy(out[0], in[0], static_cast<size_t>(bytes.out[0]));  // the view's bytes in its own window
     } else if (!q_) {
       st = RunKernel(sg_, op, in, out, bytes);
+    } else if (IsHybridHostOp(sg_, op)) {  // a hybrid graph's float32 op or conversion (exec/hybrid.h)
+      st = RunHybridHostOp(sg_, op, *q_, in, out, bytes);
     } else {
       st = CheckKernelOperands(sg_, op, true, bytes);
       if (st.ok()) {

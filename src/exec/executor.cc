@@ -5,6 +5,7 @@
 #include <map>
 #include <unordered_map>
 
+#include "exec/hybrid.h"
 #include "exec/kernels.h"
 #include "exec/lower_step.h"
 #include "exec/quantize.h"
@@ -259,6 +260,7 @@ Status ArenaRun::RunOp(const LoweredOp& lo, int s, const plan::Buffer* scratch) 
     return ExecuteCalls(op, lo.calls, o.in, {o.out[0]}, sp).WithContext(ctx);
   }
   if (!quant) return RunKernel(g, op, o.in, o.out, o.bytes).WithContext(ctx);
+  if (IsHybridHostOp(g, op)) return RunHybridHostOp(g, op, *quant, o.in, o.out, o.bytes).WithContext(ctx);
   SP_RETURN_IF_ERROR(CheckKernelOperands(g, op, true, o.bytes).WithContext(ctx));
   return ExecuteCalls(op, lo.calls, o.in, o.out, nullptr).WithContext(ctx);
 }

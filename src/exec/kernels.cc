@@ -1,4 +1,5 @@
 #include "exec/kernels.h"
+#include "exec/hybrid.h"
 #include "exec/window_args.h"
 
 #include <algorithm>
@@ -86,7 +87,7 @@ KernelOperandTypes KernelTypes(const ir::Graph& g, const ir::Op& op, bool int8) 
     k.in[0] = ir::DataType::kBool;
     return k;
   }
-  if (t == "Cast") {
+  if (t == "Cast" || t == "Quantize" || t == "Dequantize") {
     k.in[0] = in0;
     k.out[0] = dt(op.outputs[0]);
     return k;
@@ -459,6 +460,7 @@ Status RunKernel(const ir::Graph& g, const ir::Op& op, const std::vector<const u
   SP_RETURN_IF_ERROR(CheckKernelOperands(g, op, false, bytes));
   const sp_tensor_t o0 = Contig(g.tensor(op.outputs[0]).shape);
   const F32Op ko{g, op, in, out, o0};
+  if (t == "Quantize" || t == "Dequantize") return RunConversionF32(g, op, in, out, bytes);  // exec/hybrid.h
   if (t == "Conv") return RunConvF32(ko);
   if (t == "Gemm" || t == "MatMul") return RunFullyConnectedF32(ko);
   if (t == "BatchNormalization" || t == "LayerNormalization") return RunNormF32(ko);

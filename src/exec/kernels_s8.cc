@@ -20,6 +20,7 @@
 #include <cstring>
 #include <map>
 
+#include "exec/hybrid.h"
 #include "exec/kernels_s8_internal.h"
 
 namespace sramplan::exec {
@@ -111,6 +112,9 @@ const std::map<std::string, S8Builder*>& S8Builders() {
 StatusOr<OpCalls> BuildCallsS8(const ir::Graph& g, const ir::Op& op, const QuantizedModel& q) {
   const std::string& t = op.type;
   if (ir::IsViewOp(t)) return OpCalls{};
+  if (IsHybridHostOp(g, op))
+    return Unsupported("op '" + op.name + "' (" + t + ") runs on the host in float32 arithmetic in this hybrid int8 " +
+                       "graph (exec/hybrid.h); it has no int8 kernel call");
   SP_RETURN_IF_ERROR(Matches(g, q));
   const std::vector<int8_t>& table = q.tables.at(op.id.value());
   if (op.outputs.empty() || op.inputs.empty())
@@ -133,6 +137,7 @@ Status RunKernelS8(const ir::Graph& g, const ir::Op& op, const QuantizedModel& q
                    const std::vector<const uint8_t*>& in, const std::vector<uint8_t*>& out,
                    const OperandBytes& bytes) {
   if (ir::IsViewOp(op.type)) return Status::Ok();
+  if (IsHybridHostOp(g, op)) return RunHybridHostOp(g, op, q, in, out, bytes);
   if (in.size() != op.inputs.size() || out.size() != op.outputs.size())
     return InvalidArgument("op '" + op.name + "' (" + op.type + "): the executor needs one pointer per operand");
   SP_ASSIGN_OR_RETURN(OpCalls calls, BuildCallsS8(g, op, q));
@@ -140,34 +145,49 @@ Status RunKernelS8(const ir::Graph& g, const ir::Op& op, const QuantizedModel& q
   return ExecuteCalls(op, calls, in, out, nullptr);
 }
 
+std::string Int8KernelMissing(const ir::Graph& g, const ir::Op& op) {
+  if (ir::IsViewOp(op.type) || IsLutOp(op.type)) return "";
+  if (op.type == "Gemm" || op.type == "MatMul") {
+    if (op.inputs.size() < 2 || g.tensor(op.inputs[1]).kind != ir::TensorKind::kConstant ||
+        g.tensor(op.inputs[0]).kind == ir::TensorKind::kConstant)
+      return op.type + " of two activations";
+    if (g.tensor(op.inputs[1]).shape.size() != 2)
+      return op.type + " with a constant B of rank " + std::to_string(g.tensor(op.inputs[1]).shape.size());
+    return "";
+  }
+  if (op.type == "Conv")
+    return op.inputs.size() < 2 || g.tensor(op.inputs[1]).kind != ir::TensorKind::kConstant
+               ? "Conv with non-constant weights"
+               : "";
+  if (op.type != "Relu" && op.type != "Clip" && !S8Builders().count(op.type))
+    return op.type == "Opaque" ? "Opaque:" + op.original_type : op.type;
+  return "";
+}
+
 Status CheckInt8Support(const ir::Graph& g) {
   std::map<std::string, std::pair<int, std::string>> missing;  // what -> (count, first op)
   for (const ir::Op& op : g.ops()) {
-    std::string what;
-    if (ir::IsViewOp(op.type) || IsLutOp(op.type)) continue;
-    if (op.type == "Gemm" || op.type == "MatMul") {
-      if (op.inputs.size() < 2 || g.tensor(op.inputs[1]).kind != ir::TensorKind::kConstant ||
-          g.tensor(op.inputs[0]).kind == ir::TensorKind::kConstant)
-        what = op.type + " of two activations";
-      else if (g.tensor(op.inputs[1]).shape.size() != 2)
-        what = op.type + " with a constant B of rank " +
-               std::to_string(g.tensor(op.inputs[1]).shape.size());
-    } else if (op.type == "Conv") {
-      if (op.inputs.size() < 2 || g.tensor(op.inputs[1]).kind != ir::TensorKind::kConstant)
-        what = "Conv with non-constant weights";
-    } else if (op.type != "Relu" && op.type != "Clip" && !S8Builders().count(op.type)) {
-      what = op.type == "Opaque" ? "Opaque:" + op.original_type : op.type;
-    }
+    // A hybrid graph's float32 ops and its conversions run on the host (exec/hybrid.h).
+    if (IsHybridHostOp(g, op)) continue;
+    const std::string what = Int8KernelMissing(g, op);
     if (what.empty()) continue;
     auto& m = missing[what];
     if (m.first++ == 0) m.second = op.name;
   }
   if (missing.empty()) return Status::Ok();
   std::string msg;
-  for (const auto& [what, m] : missing)
+  bool float_kernel = false;  // some could run in float32 in a hybrid graph
+  for (const auto& [what, m] : missing) {
     msg += (msg.empty() ? "" : ", ") + what + " (" + std::to_string(m.first) +
            (m.first == 1 ? " op" : " ops") + ", first '" + m.second + "')";
+    for (const ir::Op& op : g.ops())
+      if (op.name == m.second) float_kernel |= HasKernelF32(g, op);
+  }
   return Unsupported("int8 execution of '" + g.name + "' is not implemented for " + msg +
+                     (float_kernel ? " (an op with a float32 kernel runs in float32 once the graph is made hybrid: "
+                                     "exec::MakeHybridInt8, which the CLI runs for --dtype int8)"
+                                   : ": they have no int8 kernel and no float32 kernel either, so they cannot stay "
+                                     "float32 between a Dequantize and a Quantize") +
                      "; verify this model with --dtype float32");
 }
 

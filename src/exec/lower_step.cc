@@ -2,6 +2,7 @@
 
 #include <utility>
 
+#include "exec/hybrid.h"
 #include "exec/quantize.h"
 #include "sramplan_rt_seg.h"
 
@@ -66,7 +67,7 @@ StatusOr<StepCalls> LowerPlain(const StepLowering& l, int s, StepCalls sc) {
       if (aliased && !ir::IsUnaryElementwise(op->type) && !ir::IsBinaryElementwise(op->type))
         return Mismatch(Where(s) + " op '" + op->name + "' (" + op->type +
                         "): an output overlaps an input, which this kernel cannot do in place");
-      if (l.quant() && !ir::IsViewOp(op->type)) {
+      if (l.quant() && !ir::IsViewOp(op->type) && !IsHybridHostOp(g, *op)) {  // exec/hybrid.h
         auto calls = BuildCallsS8(g, *op, *l.quant());
         if (!calls.ok()) return calls.status().WithContext(Where(s));
         lo.calls = std::move(calls).value();
@@ -241,6 +242,10 @@ StatusOr<StepCalls> LowerStep(const StepLowering& l, int s) {
     const ir::Op* op = l.FindOp(so.name);
     if (!op) return Mismatch(Where(s) + " runs op '" + so.name + "', which the model does not have");
     sc.ops.push_back(op);
+    if (l.quant() && (st.kind == plan::StepKind::kSegment || st.kind == plan::StepKind::kFusedBottleneck) &&
+        IsHybridHostOp(l.graph(), *op))
+      return Unsupported(Where(s) + " (" + plan::StepKindName(st.kind) + ") runs op '" + op->name + "' (" + op->type +
+                         "), which runs in float32 in this hybrid int8 graph; the segment-aware kernels are int8");
   }
   switch (st.kind) {
     case plan::StepKind::kOp:

@@ -7,6 +7,7 @@
 #include <limits>
 #include <numeric>
 
+#include "exec/hybrid.h"
 #include "sramplan_rt_host.h"
 
 namespace sramplan::exec {
@@ -165,6 +166,7 @@ Status AssignRoles(const ir::Graph& g8, std::vector<Role>* role_out,
     return Status::Ok();
   };
   for (const ir::Op& op : g8.ops()) {
+    if (IsHybridHostOp(g8, op)) continue;  // float32 in a hybrid graph: its constants stay float32
     if (op.type == "Conv" && op.inputs.size() >= 2) {
       SP_RETURN_IF_ERROR(set_role(op.inputs[1], Role::kWeight, 0, op));
       if (op.inputs.size() >= 3) SP_RETURN_IF_ERROR(set_role(op.inputs[2], Role::kBias, 0, op));
@@ -347,7 +349,7 @@ Status QuantizeBiases(const ir::Graph& g8, const ir::Graph& gf, const ModelData&
                       QuantizedModel* q_out) {
   QuantizedModel& q = *q_out;
   for (const ir::Op& op : g8.ops()) {
-    if ((op.type != "Conv" && op.type != "Gemm") || op.inputs.size() < 3) continue;
+    if ((op.type != "Conv" && op.type != "Gemm") || op.inputs.size() < 3 || IsHybridHostOp(g8, op)) continue;
     const ir::Tensor& b = g8.tensor(op.inputs[2]);
     if (b.kind != ir::TensorKind::kConstant)
       return Unsupported("op '" + op.name + "': int8 execution needs a constant bias");

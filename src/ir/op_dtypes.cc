@@ -101,6 +101,10 @@ std::map<std::string, OpDtypeRule> BuildRules() {
   r["Expand"] = {{T("input", any), Free("shape", kI64)}, 1, false, {T("output", any)}};
   // Type conversions and shape arithmetic.
   r["Cast"] = {{Free("input", any)}, 1, false, {Free("output", any)}};
+  // A hybrid int8 graph's conversions around its float32 ops (exec/hybrid.h): float32 -> int8 and
+  // back with the int8 side's scale and zero point (float32 -> float32 in the graph calibrated).
+  r["Quantize"] = {{Free("input", num)}, 1, false, {Free("output", num)}};
+  r["Dequantize"] = {{Free("input", num)}, 1, false, {Free("output", num)}};
   r["Shape"] = {{Free("data", any)}, 1, false, {Free("shape", kI64)}};
   r["Size"] = {{Free("data", any)}, 1, false, {Free("size", kI64)}};
   r["ConstantOfShape"] = {{Free("input", kI64)}, 0, false, {Free("output", any)}};

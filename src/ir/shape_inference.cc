@@ -114,7 +114,7 @@ StatusOr<Shapes> InferOutputShapes(const Graph& g, const Op& op) {
     return Shapes{out};
   }
   if (IsUnaryElementwise(t) || t == "Softmax" || t == "LogSoftmax" ||
-      t == "LayerNormalization" || t == "Identity" || t == "Dropout") {
+      t == "LayerNormalization" || t == "Identity" || t == "Dropout" || t == "Quantize" || t == "Dequantize") {
     SP_RETURN_IF_ERROR(need(1));
     if (t == "Clip")
       for (const char* bound : {"min", "max"})

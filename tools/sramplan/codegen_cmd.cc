@@ -7,6 +7,7 @@
 #include "cli_checks.h"
 #include "codegen/codegen.h"
 #include "driver/strategy.h"
+#include "exec/hybrid.h"
 #include "exec/quantize.h"
 #include "exec/quantize_file.h"
 #include "import/import.h"
@@ -127,6 +128,7 @@ int RunCodegenCommand(int verbosity) {
     log(1, r->Summary());
   }
   ir::ApplyDtype(*g, ir::DataType::kInt8);
+  if (Status h = exec::RefuseHybridCodegen(*g); !h.ok()) return Fail(h);  // exec/hybrid.h
   // Quantisation first: it names every op the int8 kernels cannot run before any planning.
   auto t0 = std::chrono::steady_clock::now();
   // A .tflite model runs its own scales and zero points, as `verify` does (exec/quantize_file.h);

@@ -15,6 +15,7 @@
 #include "driver/pass.h"
 #include "driver/strategy.h"
 #include "exec/executor.h"
+#include "exec/hybrid.h"
 #include "exec/quantize.h"
 #include "exec/quantize_file.h"
 #include "import/import.h"
@@ -125,6 +126,10 @@ sp::StatusOr<sp::ir::Graph> LoadModel(const ModelFlags& f, const GraphHook& hook
   sp::ir::DataType dt;
   if (!sp::ir::ParseDataType(f.dtype, &dt)) return sp::InvalidArgument("unknown --dtype '" + f.dtype + "'");
   sp::ir::ApplyDtype(g, dt);
+  if (dt == sp::ir::DataType::kInt8) {  // ops without an int8 kernel keep float32 (exec/hybrid.h)
+    SP_ASSIGN_OR_RETURN(sp::exec::HybridReport hr, sp::exec::MakeHybridInt8(&g));
+    if (hr.changed()) Log(1, hr.Summary());
+  }
   double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   Log(2, "imported " + f.model + ": " + std::to_string(g.num_ops()) + " ops, " + std::to_string(g.num_tensors()) +
              " tensors in " + std::to_string(static_cast<int>(ms)) + " ms");
