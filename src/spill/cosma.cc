@@ -385,6 +385,7 @@ std::string JointMode::LargeNeighbourhood() {
     std::string label;
     auto cand = ReorderRound(p_, *winner_, kWindows[rounds % 5], std::min(left, 0.25 * T), o_.verbose, &label);
     ++rounds;
+    if (cand.ok() && cand->hit_time_limit) hit_limit_ = true;  // a window stopped on time: the clock decides
     if (cand.ok() && cand->noncompulsory_bytes < winner_->noncompulsory_bytes && CheckSolution(p_, *cand).ok()) {
       winner_ = std::move(cand).value();
       winner_fixed_bound_ = -1;

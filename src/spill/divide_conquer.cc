@@ -386,7 +386,7 @@ std::string Detail(const Partition& d, int k_max, const SpillSolution& sol, int 
 // budget less the bytes of tensors the current solution keeps resident across the whole part without
 // accessing them there (their on-chip state is carried, not reset). Returns the stitched order.
 std::vector<int> ReorderParts(const SpillProblem& p, const SpillSolution& cur, int k_max, double time_limit_s,
-                              bool verbose, int* proved_parts, int* parts) {
+                              bool verbose, int* proved_parts, int* parts, bool* hit_limit) {
   Clock::time_point ts = Clock::now();
   const Partition d = CutIntoParts(p, cur.order, k_max);
   std::vector<int> out;
@@ -416,6 +416,7 @@ std::vector<int> ReorderParts(const SpillProblem& p, const SpillSolution& cur, i
     co.time_limit_s = std::max(0.05, left * (e - b) / std::max(1, d.n - b));
     co.verbose = verbose;
     if (left <= 0.05) {  // time spent: the remaining parts keep their order
+      *hit_limit = true;
       for (int st = b; st < e; ++st) out.push_back(d.order[st]);
       continue;
     }
@@ -425,6 +426,7 @@ std::vector<int> ReorderParts(const SpillProblem& p, const SpillSolution& cur, i
       sub = PartProblem(p, d, pins, k, &global);
     }
     auto part = SolveCosma(sub, co);
+    if (part.ok() && part->hit_time_limit) *hit_limit = true;  // more time could give another order
     if (part.ok() && CheckSolution(sub, *part).ok()) {
       *proved_parts += part->proved_optimal ? 1 : 0;
       for (int so : part->order) out.push_back(d.order[b + so]);
@@ -441,10 +443,17 @@ StatusOr<SpillSolution> ReorderRound(const SpillProblem& p, const SpillSolution&
                                      bool verbose, std::string* label) {
   const Clock::time_point t0 = Clock::now();
   int proved = 0, parts = 0;
-  std::vector<int> ord = ReorderParts(p, incumbent, std::max(2, k), 0.6 * time_limit_s, verbose, &proved, &parts);
+  bool hit = false;
+  std::vector<int> ord =
+      ReorderParts(p, incumbent, std::max(2, k), 0.6 * time_limit_s, verbose, &proved, &parts, &hit);
   *label = std::to_string(parts) + " windows of <= " + std::to_string(k) + " ops reordered, " + std::to_string(proved) +
-           " proved";
-  if (ord == incumbent.order) return incumbent;
+           " proved" + (hit ? ", time limit hit" : "");
+  if (ord == incumbent.order) {
+    // The same order back; when a window's solve stopped on time, more time could have changed it.
+    SpillSolution same = incumbent;
+    same.hit_time_limit = same.hit_time_limit || hit;
+    return same;
+  }
   CosmaOptions co;
   co.all_orders_bound = false;
   co.fixed_order = ord;
@@ -452,6 +461,7 @@ StatusOr<SpillSolution> ReorderRound(const SpillProblem& p, const SpillSolution&
   co.verbose = verbose;
   SP_ASSIGN_OR_RETURN(SpillSolution sol, SolveCosma(p, co));
   SP_RETURN_IF_ERROR(CheckSolution(p, sol));
+  sol.hit_time_limit = sol.hit_time_limit || hit;
   return sol;
 }
 
@@ -514,6 +524,9 @@ StatusOr<SpillSolution> SolveDivideAndConquer(const SpillProblem& p, const DcOpt
   SP_ASSIGN_OR_RETURN(SpillBound bound, LowerBoundAllOrders(p, bo));
   std::string chosen_how = "stitched parts";
   std::string log;
+  // The bound decides below whether to keep searching: a bound cut short by its time limit makes
+  // the result depend on the clock.
+  if (bound.ilp_run && bound.ilp_hit_limit) hit_limit = true;
   auto consider = [&](StatusOr<SpillSolution> cand, const std::string& label) {
     if (!cand.ok() || !CheckSolution(p, *cand).ok()) {
       log += "; " + label + ": failed";
@@ -548,6 +561,7 @@ StatusOr<SpillSolution> SolveDivideAndConquer(const SpillProblem& p, const DcOpt
     auto cand = ReorderRound(p, sol, ks[r], round_s, o.verbose, &label);
     label = "round " + std::to_string(r + 1) + " (" + label + ")";
     if (cand.ok() && cand->order == sol.order) {
+      hit_limit |= cand->hit_time_limit;
       log += "; " + label + ": order unchanged";
       continue;
     }
