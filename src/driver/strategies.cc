@@ -21,6 +21,13 @@ std::vector<std::string> TensorPipeline(const std::string& requests, const std::
   return p;
 }
 
+// Memory pools (issue 19): a single-arena pipeline whose arena the `pools` pass splits after metrics.
+std::vector<std::string> PoolPipeline(const std::string& requests, const std::string& place, const std::string& pools) {
+  std::vector<std::string> p = TensorPipeline(requests, place, false);
+  p.insert(p.end() - 1, pools);
+  return p;
+}
+
 std::vector<std::string> BudgetPipeline(const std::string& solver) {
   return {"spill-problem", "schedule", "spill:" + solver, "assemble-spill", "weights", "transfers", "metrics", "verify"};
 }
@@ -88,6 +95,11 @@ const std::vector<StrategySpec>& Strategies() {
       Fused("efficient-s", "Efficient-S baseline: DP over a linear proxy (the model order); parameters on chip"),
       Fused("fused-layer", "fused-layer baseline (Alwani et al.): chains only, exhaustive; parameters on chip"),
       Fused("nofuse", "no fusion: one group per operator (Conv+BN+activation merged), tiled"),
+      {"pools", "tflm's order and lifetimes; buffers split over the arena level's memory pools (hot, small ones to "
+                "the cheapest), each pool placed by TFLM's planner",
+       A::kNone, false, false, false, PoolPipeline("requests:tflm", "place:tflm", "pools:tflm")},
+      {"pools-optimal", "--schedule order; buffers split over the arena level's memory pools, each pool placed exactly",
+       A::kNone, false, false, false, PoolPipeline("requests", "place:linear", "pools:optimal")},
   };
   return kTable;
 }
