@@ -25,6 +25,7 @@ Status Emitter::Index() {
   if (!arena_level_)
     return InvalidArgument("the plan names arena level '" + p_.arena_level +
                            "', which is not one of its levels");
+  SP_RETURN_IF_ERROR(IndexPools());
   for (const auto& b : p_.buffers) buffers_[b.tensor].push_back(&b);
   for (const auto& t : p_.tensors) ptensors_[t.name] = &t;
   for (const ir::Op& op : g_.ops()) ops_[op.name] = &op;
@@ -73,8 +74,9 @@ StatusOr<Emitter::Loc> Emitter::Locate(ir::TensorId id, int step, const std::str
                            "' needs " + std::to_string(t.Bytes()) + " bytes but its buffer has " +
                            std::to_string(b->bytes));
   Loc loc;
-  if (b->level == arena_level_->name) {
+  if (b->level == arena_level_->name || IsPool(b->level)) {
     loc.arena = true;
+    loc.mem = MemName(b->level);
     loc.offset = b->offset;
     loc.wraps = plan::Wraps(p_, *b);
     if (loc.wraps && !allow_wrap)
@@ -225,6 +227,10 @@ StatusOr<Firmware> Emitter::Run() {
       break;
     }
   fw_.fits = fw_.arena_bytes + fw_.stack_bytes <= fw_.ram_capacity;
+  for (const plan::Level* l : pools_) {
+    fw_.pools.push_back({l->name, l->base, l->capacity, l->used_bytes});
+    if (l->used_bytes > l->capacity) fw_.fits = false;
+  }
   fw_.steps = static_cast<int>(p_.steps.size());
   const int n = fw_.steps;
   if (n == 0) return InvalidArgument("the plan has no steps");
@@ -256,13 +262,13 @@ StatusOr<Firmware> Emitter::Run() {
     const int64_t pool_bytes = arena_level_->used_bytes;
     if (loc.wraps) {  // the first segment step reads it modulo the circular pool
       const int64_t head = pool_bytes - loc.offset;
-      init += "  memcpy(sramplan_arena + " + std::to_string(loc.offset) + ", " + TensorArray(t.id) + ", " +
+      init += "  memcpy(" + loc.mem + " + " + std::to_string(loc.offset) + ", " + TensorArray(t.id) + ", " +
               std::to_string(head) + "); /* " + what + ", up to the pool's end */\n";
-      init += "  memcpy(sramplan_arena, (const int8_t*)" + TensorArray(t.id) + " + " + std::to_string(head) + ", " +
+      init += "  memcpy(" + loc.mem + ", (const int8_t*)" + TensorArray(t.id) + " + " + std::to_string(head) + ", " +
               std::to_string(t.Bytes() - head) + "); /* " + what + ", wrapped to the pool's start */\n";
       continue;
     }
-    init += "  memcpy(sramplan_arena + " + std::to_string(loc.offset) + ", " + TensorArray(t.id) +
+    init += "  memcpy(" + loc.mem + " + " + std::to_string(loc.offset) + ", " + TensorArray(t.id) +
             ", " + std::to_string(t.Bytes()) + "); /* " + what + " */\n";
   }
   if (!init.empty())
@@ -283,12 +289,14 @@ StatusOr<Firmware> Emitter::Run() {
   }
 
   fw_.fits = fw_.arena_bytes + fw_.extra_ram_bytes + fw_.stack_bytes <= fw_.ram_capacity;
+  for (const plan::Level* l : pools_)
+    if (l->used_bytes > l->capacity) fw_.fits = false;
   std::string checksum;
   for (ir::TensorId id : g_.Outputs()) {
     const ir::Tensor& t = g_.tensor(id);
     SP_ASSIGN_OR_RETURN(Loc loc, Locate(id, n - 1, "(graph output)"));
     if (!loc.arena) return Unsupported("graph output '" + t.name + "' is not in the arena level");
-    checksum += "  h = sp_fnv1a(h, sramplan_arena + " + std::to_string(loc.offset) + ", " +
+    checksum += "  h = sp_fnv1a(h, " + loc.mem + " + " + std::to_string(loc.offset) + ", " +
                 std::to_string(t.Bytes()) + "u); /* output '" + Comment(t.name) + "' */\n";
   }
   for (const ir::Tensor& t : g_.tensors()) {

@@ -54,6 +54,14 @@ struct Firmware {
   // step's params.workspace buffer (exec::SegmentStepWorkspace); a plan without one is refused.
   int64_t extra_ram_bytes = 0;
   int64_t ram_capacity = 0;    // RAM region LENGTH
+  // Memory pools (plans of the pool strategies): one arena array and one linker region per pool at
+  // the pool's address; the pool named `ram_pool` is the RAM region (also .data, .bss and stack).
+  struct PoolRegion {
+    std::string name;
+    int64_t base = 0, capacity = 0, used = 0;
+  };
+  std::vector<PoolRegion> pools;
+  std::string ram_pool;
   int64_t flash_capacity = 0;  // FLASH region LENGTH
   bool fits = false;           // arena + stack <= RAM (the linker has the last word)
   int steps = 0;

@@ -34,8 +34,11 @@ std::string Emitter::ModelC(const std::string& run_body, const std::string& chec
   c += "#define SRAMPLAN_ARENA_BYTES " + std::to_string(fw_.arena_bytes) + "\n";
   c += "#define SRAMPLAN_EXPECTED_CHECKSUM " + Hex32(fw_.expected_checksum) + "u\n\n";
   c += "/* Every tensor the plan keeps in SRAM lives here, at its planned offset. */\n";
-  c += "static uint8_t sramplan_arena[SRAMPLAN_ARENA_BYTES > 0 ? SRAMPLAN_ARENA_BYTES : 1]\n"
-       "    __attribute__((aligned(16)));\n\n";
+  if (pools_.empty())
+    c += "static uint8_t sramplan_arena[SRAMPLAN_ARENA_BYTES > 0 ? SRAMPLAN_ARENA_BYTES : 1]\n"
+         "    __attribute__((aligned(16)));\n\n";
+  else
+    c += PoolArrays();
   c += "/* A kernel that rejects its arguments stops the run with its step + 1. With SRAMPLAN_FW_MARK\n"
        " * (bench/firmware_speed.sh) each call is bracketed by fw_mark(step) and fw_mark(1023), the\n"
        " * markers of the qemu-icount plugin (per-step instruction counts). */\n";
@@ -244,9 +247,13 @@ std::string Emitter::LinkerScript() const {
                 static_cast<long long>(kQemuFlashOrigin),
                 static_cast<long long>(fw_.flash_capacity));
   s += line;
-  std::snprintf(line, sizeof line, "  RAM   (rwx) : ORIGIN = 0x%08llx, LENGTH = %lld\n",
-                static_cast<long long>(kQemuRamOrigin), static_cast<long long>(fw_.ram_capacity));
-  s += line;
+  if (pools_.empty()) {
+    std::snprintf(line, sizeof line, "  RAM   (rwx) : ORIGIN = 0x%08llx, LENGTH = %lld\n",
+                  static_cast<long long>(kQemuRamOrigin), static_cast<long long>(fw_.ram_capacity));
+    s += line;
+  } else {
+    s += PoolRegions();
+  }
   s += "}\n\n";
   s += "ENTRY(Reset_Handler)\n";
   s += "__stack_size = " + std::to_string(fw_.stack_bytes) + ";\n\n";
@@ -260,7 +267,7 @@ std::string Emitter::LinkerScript() const {
     . = ALIGN(4);
   } > FLASH
   .ARM.exidx : { *(.ARM.exidx*) } > FLASH
-  _sidata = LOADADDR(.data);
+@POOLS@  _sidata = LOADADDR(.data);
   .data :
   {
     . = ALIGN(4);
@@ -290,6 +297,7 @@ std::string Emitter::LinkerScript() const {
   /DISCARD/ : { *(.ARM.attributes) *(.comment) }
 }
 )";
+  s.replace(s.find("@POOLS@"), 7, pools_.empty() ? std::string() : PoolSections());
   return s;
 }
 

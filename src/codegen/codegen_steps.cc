@@ -38,9 +38,11 @@ Status Emitter::EmitOp(int s, const plan::StepOp& so, const exec::LoweredOp& lo,
   // its input runs through the step's scratch buffer.
   const exec::OpCalls& calls = lo.calls;
   int64_t scratch_offset = -1;
+  std::string scratch_mem = "sramplan_arena";
   if (lo.in_place) {
-    if (scratch->level != arena_level_->name)
+    if (scratch->level != arena_level_->name && !IsPool(scratch->level))
       return Unsupported(what + ": its scratch buffer lives outside the arena level");
+    scratch_mem = MemName(scratch->level);
     scratch_offset = scratch->offset;
     header += ", in place through '" + Comment(scratch->tensor) + "' at arena offset " +
               std::to_string(scratch->offset);
@@ -78,7 +80,7 @@ Status Emitter::EmitOp(int s, const plan::StepOp& so, const exec::LoweredOp& lo,
         if (r.index < static_cast<int>(out.size())) loc = &out[r.index];
         break;
       case exec::CallRef::Base::kScratch:
-        a.base = "sramplan_arena";
+        a.base = scratch_mem;
         a.ctype = "uint8_t";
         a.offset += scratch_offset;
         return a;
@@ -98,7 +100,7 @@ Status Emitter::EmitOp(int s, const plan::StepOp& so, const exec::LoweredOp& lo,
       return a;
     }
     if (loc->arena) {
-      a.base = "sramplan_arena";
+      a.base = loc->mem;
       a.ctype = "uint8_t";
       a.offset += loc->offset;
       return a;
@@ -206,6 +208,8 @@ Status Emitter::EmitSegmentStep(const exec::StepCalls& sc) {
   }
   const ir::Tensor& xt = g_.tensor(sops.front()->inputs[0]);
   const ir::Tensor& yt = g_.tensor(sops.back()->outputs[0]);
+  if (!pools_.empty())
+    return Unsupported(where + ": a segment step in a plan with memory pools (the segment kernels address one arena)");
   if (sc.input->level != arena_level_->name || sc.output->level != arena_level_->name)
     return Unsupported(where + " op '" + sops.front()->name + "': the input '" + xt.name + "' and output '" +
                        yt.name + "' of a segment step must be in the arena level");

@@ -75,6 +75,7 @@ class Emitter {
     bool arena = false;
     bool wraps = false;  // runs past the end of the arena's circular pool (segment kernels only)
     int64_t offset = 0;
+    std::string mem = "sramplan_arena";  // the C array holding it: the arena, or its memory pool's
     ir::TensorId tensor;  // flash: the tensor whose const array holds the bytes
   };
 
@@ -102,6 +103,14 @@ class Emitter {
   std::string ModelC(const std::string& run_body, const std::string& checksum_body);
   std::string StartupC() const;
   std::string LinkerScript() const;
+  // Memory pools (codegen_pools.cc): the plan's pool levels and the one whose region also holds
+  // .data, .bss and the stack; the C array of a level; the pools' arrays and linker regions.
+  Status IndexPools();
+  bool IsPool(const std::string& level) const;
+  std::string MemName(const std::string& level) const;
+  std::string PoolArrays() const;
+  std::string PoolRegions() const;
+  std::string PoolSections() const;
   std::string Makefile() const;
   std::string Readme() const;
 
@@ -113,7 +122,8 @@ class Emitter {
   std::string runtime_dir_;
   RuntimeFiles runtime_;
 
-  const plan::Level* arena_level_ = nullptr;
+  const plan::Level* arena_level_ = nullptr;  // with pools: the pool whose region is RAM
+  std::vector<const plan::Level*> pools_;     // the plan's memory pools (empty: one arena)
   std::unordered_map<std::string, std::vector<const plan::Buffer*>> buffers_;
   std::unordered_map<std::string, const plan::Tensor*> ptensors_;
   std::unordered_map<std::string, const ir::Op*> ops_;

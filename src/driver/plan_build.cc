@@ -72,13 +72,15 @@ uint64_t GraphFingerprint(const ir::Graph& g) {
 
 }  // namespace
 
-schedule::MinPeakResult CachedMinPeakSchedule(const ir::Graph& g, double time_limit_s) {
+schedule::MinPeakResult CachedMinPeakSchedule(const ir::Graph& g, double time_limit_s, bool total) {
   static std::mutex mu;
   static std::deque<std::pair<uint64_t, schedule::MinPeakResult>> cache;
   schedule::MinPeakOptions options;
   options.time_limit_s = std::min(options.time_limit_s, time_limit_s);
+  options.total_time_limit = total;
   uint64_t key = GraphFingerprint(g);
   if (options.time_limit_s < 10) key ^= std::hash<double>{}(options.time_limit_s) * 31;
+  if (total) key ^= 0x9e3779b97f4a7c15ull;
   {
     std::lock_guard<std::mutex> lock(mu);
     for (const auto& [k, r] : cache)  // a hash collision could only return another valid order
@@ -99,7 +101,8 @@ StatusOr<analysis::Schedule> ChooseSchedule(const ir::Graph& g, const PlanOption
   if (options.schedule == "model") {
     sched = analysis::ModelOrder(g);
   } else if (options.schedule == "minpeak") {
-    schedule::MinPeakResult mp = CachedMinPeakSchedule(g, options.search_time_limit_s > 0 ? options.search_time_limit_s : 10);
+    schedule::MinPeakResult mp = CachedMinPeakSchedule(
+        g, options.search_time_limit_s > 0 ? options.search_time_limit_s : 10, options.search_time_limit_s > 0);
     sched = mp.order;
     *note = "min-peak schedule (" + mp.method + "): live peak " + std::to_string(mp.peak_bytes) +
             " B vs " + std::to_string(mp.model_order_peak) + " B in model order" +

@@ -22,7 +22,9 @@ StatusOr<analysis::Schedule> ChooseSchedule(const ir::Graph& g, const PlanOption
 // schedule::MinPeakSchedule(g), remembered for the last few graphs (keyed by a fingerprint of what
 // it reads; thread-safe): repeated strategies and budgets on one graph compute it once.
 // `time_limit_s` (PlanOptions::search_time_limit_s when set) caps the exact search's own 10 s.
-schedule::MinPeakResult CachedMinPeakSchedule(const ir::Graph& g, double time_limit_s = 10);
+// `total`: time_limit_s is what remains of --time-limit, a budget for the whole search
+// (MinPeakOptions::total_time_limit).
+schedule::MinPeakResult CachedMinPeakSchedule(const ir::Graph& g, double time_limit_s = 10, bool total = false);
 // A plan with its header, levels, steps (one op each) and tensor table filled in.
 plan::Plan PlanSkeleton(const ir::Graph& g, const target::Target& t,
                         const analysis::Schedule& sched, const std::string& strategy,

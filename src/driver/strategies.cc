@@ -1,5 +1,6 @@
 // The one table of strategies, and the pipeline runner.
 #include <algorithm>
+#include <chrono>
 
 #include "driver/context.h"
 #include "driver/pass.h"
@@ -18,6 +19,13 @@ std::vector<std::string> TensorPipeline(const std::string& requests, const std::
     p.push_back(s);
   if (inplace) p.push_back("inplace-savings");
   p.push_back("verify");
+  return p;
+}
+
+// Memory pools (issue 19): a single-arena pipeline whose arena the `pools` pass splits after metrics.
+std::vector<std::string> PoolPipeline(const std::string& requests, const std::string& place, const std::string& pools) {
+  std::vector<std::string> p = TensorPipeline(requests, place, false);
+  p.insert(p.end() - 1, pools);
   return p;
 }
 
@@ -88,6 +96,11 @@ const std::vector<StrategySpec>& Strategies() {
       Fused("efficient-s", "Efficient-S baseline: DP over a linear proxy (the model order); parameters on chip"),
       Fused("fused-layer", "fused-layer baseline (Alwani et al.): chains only, exhaustive; parameters on chip"),
       Fused("nofuse", "no fusion: one group per operator (Conv+BN+activation merged), tiled"),
+      {"pools", "tflm's order and lifetimes; buffers split over the arena level's memory pools (hot, small ones to "
+                "the cheapest), each pool placed by TFLM's planner",
+       A::kNone, false, false, false, PoolPipeline("requests:tflm", "place:tflm", "pools:tflm"), Family::kPools},
+      {"pools-optimal", "--schedule order; buffers split over the arena level's memory pools, each pool placed exactly",
+       A::kNone, false, false, false, PoolPipeline("requests", "place:linear", "pools:optimal"), Family::kPools},
   };
   return kTable;
 }
@@ -133,7 +146,14 @@ StatusOr<plan::Plan> RunStrategy(const ir::Graph& g, const target::Target& t, co
   }
   SP_ASSIGN_OR_RETURN(cost::HardwareModel hw, cost::HardwareModel::From(t));
   PlanningContext ctx(g, t, std::move(hw), *spec, options);
+  // --time-limit is one budget for the whole plan: each pass gets what remains of it.
+  const double budget_s = options.search_time_limit_s;
+  const auto start = std::chrono::steady_clock::now();
   for (auto& pass : pipeline) {
+    if (budget_s > 0) {
+      const double used = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      ctx.options.search_time_limit_s = ctx.options.time_limit_s = std::max(kMinStageSeconds, budget_s - used);
+    }
     SP_RETURN_IF_ERROR(pass->Run(ctx));
     if (after_pass) SP_RETURN_IF_ERROR(after_pass(pass->name(), ctx));
   }

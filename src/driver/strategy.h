@@ -26,6 +26,10 @@ struct SolverReport {
   int64_t all_orders_lower_bound_bytes = -1;  // COSMA strategies: bound over every order (-1: none)
 };
 
+// The least time a pass gets once a plan's --time-limit is used up: its searches then return the best
+// solution they start from (greedy orders and placements, the first feasible ILP solution).
+inline constexpr double kMinStageSeconds = 0.05;
+
 struct PlanOptions {
   std::string dtype_name = "int8";  // recorded in the plan; the graph must already carry it
   int64_t batch = 1;
@@ -39,6 +43,9 @@ struct PlanOptions {
   double time_limit_s = 60;        // for the ILP strategies
   // Issue 19: > 0 (the CLI's --time-limit when given): also caps the other searches' own limits
   // (min-peak DP 10 s, exact placement's 30 s safety net); 0: their defaults.
+  // It is a budget for the whole plan: RunStrategy gives each pass the time that remains of it (in
+  // both this field and time_limit_s, never below kMinStageSeconds), so the stages of one plan
+  // together take about the limit, not a multiple of it.
   double search_time_limit_s = 0;
   SolverReport* report = nullptr;  // filled in by budget strategies when set
   // vmcu: bytes per segment (the unit of every overlap shift and FC output chunk); 0: the paper's
@@ -57,7 +64,8 @@ enum class AllGroup {
 
 // What a strategy plans with: whole tensors in one arena, segments (vMCU), or a budget with spills.
 // kFused: Optimus groups executed tile by tile in a global buffer in front of DRAM.
-enum class Family { kTensor, kSegment, kBudget, kFused };
+// kPools: whole tensors split over the memory pools of the arena level (targets with "pools" only).
+enum class Family { kTensor, kSegment, kBudget, kFused, kPools };
 
 // One row of the strategy table.
 struct StrategySpec {

@@ -42,6 +42,10 @@ struct Level {
   int64_t used_bytes = 0;         // highest byte used by any buffer in this level
   int64_t lower_bound_bytes = 0;  // max over steps of bytes live in this level
   bool holds_activations = false;
+  // A memory pool (issue 19): one separately addressed region of the target level `pool_of`, at
+  // address `base`. Its buffers name it as their level. Empty: a plain level.
+  std::string pool_of{};
+  int64_t base = 0;
 };
 
 struct StepOp {

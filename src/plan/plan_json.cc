@@ -26,13 +26,18 @@ std::string PlanToJson(const Plan& p) {
   j["batch"] = p.batch;
   j["arena_level"] = p.arena_level;
   j["levels"] = ordered::array();
-  for (const auto& l : p.levels)
+  for (const auto& l : p.levels) {
     j["levels"].push_back({{"name", l.name},
                            {"kind", l.kind},
                            {"capacity", l.capacity},
                            {"used_bytes", l.used_bytes},
                            {"lower_bound_bytes", l.lower_bound_bytes},
                            {"holds_activations", l.holds_activations}});
+    if (!l.pool_of.empty()) {  // a memory pool of the target level `pool_of` (written only then)
+      j["levels"].back()["pool_of"] = l.pool_of;
+      j["levels"].back()["base"] = l.base;
+    }
+  }
   j["steps"] = ordered::array();
   for (const auto& s : p.steps) {
     ordered ops = ordered::array();
@@ -214,6 +219,10 @@ StatusOr<Plan> ReadPlan(const JsonRef& j) {
     SP_ASSIGN_OR_RETURN(lv.used_bytes, l.IntOr("used_bytes", 0, 0, kMaxBytes));
     SP_ASSIGN_OR_RETURN(lv.lower_bound_bytes, l.IntOr("lower_bound_bytes", 0, 0, kMaxBytes));
     SP_ASSIGN_OR_RETURN(lv.holds_activations, l.BoolOr("holds_activations", false));
+    SP_ASSIGN_OR_RETURN(lv.pool_of, l.StringOr("pool_of", ""));
+    if (!lv.pool_of.empty()) {
+      SP_ASSIGN_OR_RETURN(lv.base, l.Int("base", 0, kMaxBytes));
+    }
     p.levels.push_back(std::move(lv));
   }
 

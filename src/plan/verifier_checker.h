@@ -93,6 +93,7 @@ class Checker {
     CheckBuffers();
     CheckStepKinds();
     CheckPools();
+    CheckMemoryPools();
     CheckResidency();
     CheckTransfers();
     CheckOffchipBytes();
@@ -168,6 +169,7 @@ class Checker {
   bool DetectNhwc() const;
   void CheckFusedTiled(int s);
   void CheckPools();
+  void CheckMemoryPools();  // verifier_pools.cc
   void CheckResidency();
   void CheckTransfers();
   void CheckOffchipBytes();

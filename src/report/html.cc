@@ -301,6 +301,9 @@ std::string LevelChart(const plan::Plan& p, const plan::Level& level, int plan_i
   std::string s = fmt::format("<h3>level {} ({}): {} buffers, used {} B of {} B, lower bound {} B</h3>\n",
                               Esc(level.name), Esc(level.kind), count, level.used_bytes, level.capacity,
                               level.lower_bound_bytes);
+  if (!level.pool_of.empty())  // a memory pool: its own chart, at its own address
+    s += fmt::format("<p class=\"pool\">memory pool of level {} at address 0x{:08x}</p>\n", Esc(level.pool_of),
+                     level.base);
   const double w = c.left + c.Width() + 20, h = c.top + c.height + c.lane + 36;
   s += fmt::format("<div class=\"chart\"><svg class=\"level\" data-level=\"{}\" width=\"{}\" height=\"{}\" "
                    "viewBox=\"0 0 {} {}\">\n",

@@ -214,8 +214,21 @@ std::string DoesNotFitDetail(const plan::Plan& p) {
   return s;
 }
 
+static std::string MemoryMapOf(const plan::Plan& p, const plan::Level* arena, int width);
+
+// One map per memory pool (plans of the pool strategies), else the arena level's.
 std::string MemoryMap(const plan::Plan& p, int width) {
-  const plan::Level* arena = ArenaLevel(p);
+  std::string s;
+  for (const auto& l : p.levels)
+    if (!l.pool_of.empty())
+      s += l.used_bytes == 0 ? fmt::format("memory pool '{}' is empty\n", l.name)
+                             : fmt::format("memory pool '{}' of level '{}' at 0x{:08x} ({} of {} B):\n", l.name,
+                                           l.pool_of, l.base, l.used_bytes, l.capacity) +
+                                   MemoryMapOf(p, &l, width);
+  return s.empty() ? MemoryMapOf(p, ArenaLevel(p), width) : s;
+}
+
+static std::string MemoryMapOf(const plan::Plan& p, const plan::Level* arena, int width) {
   if (!arena || arena->used_bytes == 0 || p.steps.empty()) return "(empty arena)\n";
   const int64_t size = arena->used_bytes;
   std::vector<const plan::Buffer*> bufs;

@@ -274,7 +274,13 @@ MinPeakResult MinPeakSchedule(const ir::Graph& g, const MinPeakOptions& options)
     op_bound = std::max(op_bound, b);
   }
   Progress progress("min-peak order", options.time_limit_s, "B", "states");
-  internal::SearchLimits limits{options.max_states, options.time_limit_s, options.beam_width,
+  const double exact_limit_s = options.total_time_limit ? options.time_limit_s / 2 : options.time_limit_s;
+  // The fallbacks' budget: their own time_limit_s, or what remains of a total one.
+  auto fallback_limit_s = [&] {
+    if (!options.total_time_limit) return options.time_limit_s;
+    return std::max(0.05, options.time_limit_s - std::chrono::duration<double>(Clock::now() - start).count());
+  };
+  internal::SearchLimits limits{options.max_states, exact_limit_s, options.beam_width,
                                 start, &progress, r.model_order_peak, op_bound};
   std::vector<int> order;
   int64_t peak = 0;
@@ -290,7 +296,7 @@ MinPeakResult MinPeakSchedule(const ir::Graph& g, const MinPeakOptions& options)
     if (options.hierarchical_fallback) {
       HierarchicalOptions ho;
       ho.region_max_states = options.max_states;
-      ho.time_limit_s = options.time_limit_s;
+      ho.time_limit_s = fallback_limit_s();
       h = HierarchicalMinPeak(g, ho);
       have_h = true;
       r.states += h.states;
@@ -306,6 +312,7 @@ MinPeakResult MinPeakSchedule(const ir::Graph& g, const MinPeakOptions& options)
       int64_t beam_states = 0;
       internal::SearchLimits bl = limits;
       bl.start = Clock::now();
+      bl.time_limit_s = fallback_limit_s();
       beam_ok = internal::SearchOrder(m, r.model_order_peak, /*exact=*/false, bl, &beam_order,
                                       &beam_peak, &beam_states);
       r.states += beam_states;

@@ -21,6 +21,9 @@ struct MinPeakOptions {
   double time_limit_s =
       10;  // for the exact search (the fallbacks get their own budget of the same size)
   bool hierarchical_fallback = true;  // try HierarchicalMinPeak when the exact search gives up
+  // Issue 19 (--time-limit): time_limit_s bounds the whole search: the exact search gets half of
+  // it and the fallbacks what remains (at least 0.05 s), instead of a budget of their own each.
+  bool total_time_limit = false;
 };
 
 struct MinPeakResult {

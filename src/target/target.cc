@@ -1,7 +1,9 @@
 #include "target/target.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
+#include <cstdio>
 #include <nlohmann/json.hpp>
 
 #include <sys/stat.h>
@@ -39,6 +41,12 @@ constexpr EnergyRow kTable3[] = {
     {1024, {36.32, 32.81, 28.88, 25.22}}};
 constexpr double kDramPjPer16b = 320.0;
 
+std::string HexAddress(int64_t a) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "0x%08llx", static_cast<unsigned long long>(a));
+  return buf;
+}
+
 // Largest target file read: targets are a few KiB.
 constexpr int64_t kMaxTargetFileBytes = int64_t{16} << 20;
 // Largest number of PEs per row or column, and of MACs per cycle.
@@ -64,6 +72,67 @@ StatusOr<int64_t> ParseCapacity(const JsonRef& v) {
     return v.Error("capacity must be a number of bytes or a string like \"128KiB\", got " + JsonSnippet(v.json()));
   }
   return bytes;
+}
+
+// An address: a non-negative integer or a hex string ("0x20000000").
+StatusOr<int64_t> ParseAddress(const JsonRef& v) {
+  if (v.json().is_string()) {
+    const std::string text = v.json().get<std::string>();
+    int64_t value = 0;
+    const bool hex = text.size() > 2 && text[0] == '0' && (text[1] == 'x' || text[1] == 'X');
+    bool ok = hex && text.size() <= 14;
+    for (size_t i = 2; ok && i < text.size(); ++i) {
+      const char c = static_cast<char>(std::tolower(static_cast<unsigned char>(text[i])));
+      if (c >= '0' && c <= '9') value = value * 16 + (c - '0');
+      else if (c >= 'a' && c <= 'f') value = value * 16 + (c - 'a' + 10);
+      else ok = false;
+    }
+    if (ok) return value;
+    return v.Error("must be an address like \"0x20000000\" (at most 12 hex digits), got " + JsonSnippet(v.json()));
+  }
+  return v.AsInt(0, kMaxBytes);
+}
+
+// A level's "pools": disjoint address ranges, together at most the level's capacity.
+Status ParsePools(const JsonRef& l, int word_bits, MemoryLevel* m) {
+  SP_ASSIGN_OR_RETURN(JsonRef pools, l.Array("pools"));
+  if (pools.size() == 0) return pools.Error("must list at least one pool (or leave \"pools\" out)");
+  if (IsOffChip(m->kind) || m->kind == MemoryKind::kRegisterFile)
+    return pools.Error("pools are for on-chip RAM levels; level '" + m->name + "' is " + MemoryKindName(m->kind));
+  int64_t total = 0;
+  for (size_t i = 0; i < pools.size(); ++i) {
+    const JsonRef q = pools[i];
+    SP_RETURN_IF_ERROR(q.ExpectObject());
+    MemoryPool pool;
+    SP_ASSIGN_OR_RETURN(pool.name, q.String("name"));
+    if (pool.name.empty()) return q.Child("name").Error("must be a non-empty pool name");
+    for (const auto& other : m->pools)
+      if (other.name == pool.name) return q.Error("pool '" + pool.name + "' is defined twice");
+    SP_ASSIGN_OR_RETURN(JsonRef base, q.Field("base"));
+    SP_ASSIGN_OR_RETURN(pool.base, ParseAddress(base));
+    SP_ASSIGN_OR_RETURN(JsonRef cap, q.Field("capacity"));
+    SP_ASSIGN_OR_RETURN(pool.capacity, ParseCapacity(cap));
+    for (const auto& other : m->pools)
+      if (pool.base < other.base + other.capacity && other.base < pool.base + pool.capacity)
+        return q.Error("pool '" + pool.name + "' [" + HexAddress(pool.base) + ", " +
+                       HexAddress(pool.base + pool.capacity) + ") overlaps pool '" + other.name + "' [" +
+                       HexAddress(other.base) + ", " + HexAddress(other.base + other.capacity) +
+                       "); give the pools disjoint address ranges");
+    total += pool.capacity;
+    const double dflt = DefaultEnergyPjPerByte(m->kind, pool.capacity, word_bits);
+    pool.cost_source = "blocking paper Table 3 by pool capacity";
+    if (q.Has("read_pj_per_byte") || q.Has("write_pj_per_byte") || q.Has("stall_cycles_per_byte")) {
+      SP_ASSIGN_OR_RETURN(pool.cost_source, q.StringOr("cost_source", "target file"));
+    }
+    SP_ASSIGN_OR_RETURN(pool.read_pj_per_byte, q.NumberOr("read_pj_per_byte", dflt, 0.0, kMaxEnergyPj));
+    SP_ASSIGN_OR_RETURN(pool.write_pj_per_byte, q.NumberOr("write_pj_per_byte", pool.read_pj_per_byte, 0.0, kMaxEnergyPj));
+    SP_ASSIGN_OR_RETURN(pool.stall_cycles_per_byte, q.NumberOr("stall_cycles_per_byte", 0.0, 0.0, 1e6));
+    m->pools.push_back(pool);
+  }
+  if (total > m->capacity)
+    return pools.Error("the pools hold " + std::to_string(total) + " bytes, more than level '" + m->name +
+                       "' (" + std::to_string(m->capacity) + " bytes); shrink a pool or raise the level's capacity");
+  return Status::Ok();
 }
 
 // Merges `child` over `base`: objects recursively; `levels` by level name.
@@ -210,8 +279,14 @@ StatusOr<Target> FromJsonImpl(const json& doc, const std::string& name, std::str
       m.holds_activations = true;
       m.holds_weights = IsOffChip(m.kind);
     }
+    if (l.Has("pools")) SP_RETURN_IF_ERROR(ParsePools(l, word_bits, &m));
     t.levels.push_back(m);
   }
+  for (size_t i = 0; i < t.levels.size(); ++i)
+    for (const auto& pool : t.levels[i].pools)
+      for (const auto& other : t.levels)
+        if (other.name == pool.name)
+          return levels[i].Error("pool '" + pool.name + "' has the name of a level; a plan names pools and levels alike: rename the pool");
   auto find_level = [&](const char* key, int* out) -> Status {
     if (!j.Has(key)) return Status::Ok();
     SP_ASSIGN_OR_RETURN(std::string level, j.String(key));
@@ -246,6 +321,10 @@ StatusOr<Target> FromJsonImpl(const json& doc, const std::string& name, std::str
   }
   if (t.weight_level < 0)
     return InvalidArgument("target '" + t.name + "' has no level that holds weights");
+  for (size_t i = 0; i < t.levels.size(); ++i)
+    if (!t.levels[i].pools.empty() && static_cast<int>(i) != t.arena_level)
+      return levels[i].Error("level '" + t.levels[i].name + "' has pools but is not the arena level ('" +
+                             t.levels[t.arena_level].name + "'); only the arena level is split into pools");
   if (t.weight_level == t.arena_level)
     return InvalidArgument("target '" + t.name + "': level '" + t.levels[t.arena_level].name +
                            "' is both the arena level and the weight level; sramplan lays the weights out in "
@@ -352,6 +431,14 @@ std::string TargetToJson(const Target& t) {
                            {"energy_source", l.energy_source},
                            {"bandwidth_bytes_per_cycle", l.bandwidth_bytes_per_cycle},
                            {"holds", h}});
+    if (!l.pools.empty()) {
+      json pools = json::array();
+      for (const auto& q : l.pools)
+        pools.push_back({{"name", q.name}, {"base", HexAddress(q.base)}, {"capacity", q.capacity},
+                         {"read_pj_per_byte", q.read_pj_per_byte}, {"write_pj_per_byte", q.write_pj_per_byte},
+                         {"stall_cycles_per_byte", q.stall_cycles_per_byte}, {"cost_source", q.cost_source}});
+      j["levels"].back()["pools"] = pools;
+    }
   }
   return DumpJson(j, 2);
 }

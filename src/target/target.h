@@ -13,6 +13,19 @@ enum class MemoryKind { kRegisterFile, kSram, kScratchpad, kFlash, kDram };
 const char* MemoryKindName(MemoryKind k);
 inline bool IsOffChip(MemoryKind k) { return k == MemoryKind::kFlash || k == MemoryKind::kDram; }
 
+// One memory pool of a level (issue 19): a separately addressed RAM region (STM32F767ZI's DTCM,
+// SRAM1, SRAM2; ESP32-S3's internal SRAM and external PSRAM). Only the pool strategies (`pools`,
+// `pools-optimal`) split the level into its pools; every other strategy plans the level as one arena.
+struct MemoryPool {
+  std::string name;
+  int64_t base = 0;       // its address in the CPU's memory map
+  int64_t capacity = 0;   // bytes
+  double read_pj_per_byte = 0;
+  double write_pj_per_byte = 0;
+  double stall_cycles_per_byte = 0;  // extra CPU cycles per byte accessed (wait states, cache misses)
+  std::string cost_source;           // where the cost numbers come from
+};
+
 struct MemoryLevel {
   std::string name;
   MemoryKind kind = MemoryKind::kSram;
@@ -24,6 +37,7 @@ struct MemoryLevel {
   bool holds_activations = false;
   bool holds_weights = false;
   std::string energy_source;  // where the energy numbers come from
+  std::vector<MemoryPool> pools;  // empty: one region; else disjoint regions, together at most `capacity`
 };
 
 struct ComputeArray {

@@ -30,6 +30,7 @@
 #include "plan/verifier.h"
 #include "target/target.h"
 #include "test_graphs.h"
+#include "test_util.h"
 
 namespace sramplan::plan {
 namespace {
@@ -651,6 +652,14 @@ const std::vector<Base>& BasePlans() {
     b.push_back({"chain/belady", MakePlan(chain, "exynos-npu", "belady", "min")});
     b.push_back({"stem/vmcu", MakePlan(kStemGraph, "stm32f411re", "vmcu")});
     b.push_back({"fc/vmcu", MakePlan(kFcGraph, "stm32f411re", "vmcu")});
+    // Memory pools (issue 19): the bottleneck's buffers split over a 4 KiB and a 16 KiB pool.
+    const std::string pools = testing::WriteTempFile("mutation_pools.json", R"({"name": "two-pools",
+      "levels": [{"name": "sram", "kind": "sram", "capacity": "20KiB", "holds": ["activations"],
+                  "pools": [{"name": "fast", "base": "0x20000000", "capacity": "4KiB", "read_pj_per_byte": 1},
+                            {"name": "slow", "base": "0x20010000", "capacity": "16KiB", "read_pj_per_byte": 5}]},
+                 {"name": "flash", "kind": "flash", "capacity": "1MiB"}]})");
+    b.push_back({"bottleneck/pools", MakePlan(bottleneck, pools, "pools")});
+    b.push_back({"chain/pools-optimal", MakePlan(chain, "stm32f767zi", "pools-optimal")});
     return b;
   }();
   return k;

@@ -201,7 +201,10 @@ TEST_P(HtmlInBrowser, RendersEveryBufferWithoutOverlapsOrConsoleErrors) {
   SKIP_WITHOUT_CHROMIUM();
   const std::string strategy = GetParam();
   ir::Graph g = LoadInt8(import::ImportModel(testing::SourcePath(kModel), {}));
-  auto t = target::LoadTarget(kTarget);
+  // The pool strategies need a target with memory pools: one chart per pool (DTCM, SRAM1).
+  const driver::StrategySpec* spec = driver::FindStrategy(strategy);
+  ASSERT_NE(spec, nullptr);
+  auto t = target::LoadTarget(spec->family == driver::Family::kPools ? "stm32f767zi" : kTarget);
   ASSERT_TRUE(t.ok()) << t.status().message();
   auto p = PlanFor(g, *t, strategy);
   ASSERT_TRUE(p.ok()) << strategy << ": " << p.status().message();

@@ -1,6 +1,7 @@
 #include "codegen_cmd.h"
 
 #include <chrono>
+#include <cstdio>
 #include <iostream>
 
 #include "canonical_flag.h"
@@ -166,6 +167,12 @@ int RunCodegenCommand(int verbosity) {
     std::cout << "  RAM:   arena " << fw->arena_bytes << " B + stack " << fw->stack_bytes
               << " B = " << fw->arena_bytes + fw->stack_bytes << " B of " << fw->ram_capacity
               << " B" << (fw->fits ? "" : "  DOES NOT FIT") << "\n";
+    for (const auto& pool : fw->pools) {  // memory pools: one region each (the RAM one above)
+      char base[16];
+      std::snprintf(base, sizeof base, "0x%08llx", static_cast<unsigned long long>(pool.base));
+      std::cout << "  pool " << pool.name << " @ " << base << ": arena " << pool.used << " B of " << pool.capacity
+                << " B" << (pool.name == fw->ram_pool ? " (the RAM region)" : "") << "\n";
+    }
     std::cout << "  kernels: " << fw->kernels << "\n";
     std::cout << "  FLASH: weights " << fw->weight_bytes << " B, input " << fw->input_bytes
               << " B, tables " << fw->table_bytes << " B (+ code) of " << fw->flash_capacity

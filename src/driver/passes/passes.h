@@ -64,5 +64,7 @@ MakeResult MakeCombine(std::string_view arg);           // assemble-best
 // Optimus (passes/optimus.cc).
 MakeResult MakeFuseTiled(std::string_view arg);      // fuse-tiled:optimus|optimus-online|dnnvm|...
 MakeResult MakeAssembleTiled(std::string_view arg);  // assemble-tiled
+// Memory pools (issue 19).
+MakeResult MakePools(std::string_view arg);          // pools:tflm|optimal
 
 }  // namespace sramplan::driver::passes

@@ -64,6 +64,8 @@ const std::vector<PassInfo>& Passes() {
        MakeFuseTiled},
       {"assemble-tiled", "the plan of fusion groups: fused-tiled steps, workspaces, DRAM buffers, Eq. 3 bytes",
        MakeAssembleTiled},
+      {"pools", "the arena split into the target's memory pools, hot small buffers in the cheap pool: pools:tflm|optimal",
+       MakePools},
   };
   return kPasses;
 }

@@ -99,7 +99,9 @@ std::vector<int> ToIndices(const analysis::Schedule& sched) {
 int64_t ComputeMpmf(PlanningContext& ctx) {
   BudgetState& b = *ctx.budget;
   if (b.m_mpmf < 0) {
-    schedule::MinPeakResult mp = CachedMinPeakSchedule(ctx.graph, ctx.options.search_time_limit_s > 0 ? ctx.options.search_time_limit_s : 10);
+    schedule::MinPeakResult mp = CachedMinPeakSchedule(
+        ctx.graph, ctx.options.search_time_limit_s > 0 ? ctx.options.search_time_limit_s : 10,
+        ctx.options.search_time_limit_s > 0);
     b.mpmf_order = ToIndices(mp.order);
     b.m_mpmf =
         std::min(SpillModelPeak(b.problem, b.mpmf_order), SpillModelPeak(b.problem, b.model_order));
