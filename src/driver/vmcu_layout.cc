@@ -1,6 +1,7 @@
 #include "driver/vmcu_layout.h"
 
 #include <algorithm>
+#include <chrono>
 #include <limits>
 #include <numeric>
 
@@ -181,7 +182,8 @@ Layout BuildLayout(const VmcuInputs& in, int64_t extent_cap, int64_t cap) {
       L.requests.push_back(r);
     }
   placement::OptimalOptions po;
-  po.time_limit_s = 30;  // a safety net; the node limit keeps plans reproducible
+  // A safety net (capped by --time-limit); the node limit keeps plans reproducible.
+  po.time_limit_s = in.time_limit_s > 0 ? std::min(30.0, in.time_limit_s) : 30;
   po.node_limit = 20000;
   L.placed = placement::PlaceBestOf(L.requests, po);
   return L;
@@ -211,6 +213,12 @@ int64_t LowerBoundOf(const VmcuInputs& in, const Layout& L) {
 
 Layout SearchLayout(const VmcuInputs& in) {
   constexpr int64_t kNoCap = std::numeric_limits<int64_t>::max();
+  const auto t0 = std::chrono::steady_clock::now();
+  // With --time-limit, each placement gets what remains of it, and the variants stop when it is spent.
+  auto left = [&] {
+    return in.time_limit_s - std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  };
+  VmcuInputs timed = in;
   Layout best = BuildLayout(in, kNoCap, 0);  // every overlap taken
   // Then variants: a cap on a class's extent (relative to the largest request), and chains broken
   // at steps that fit a target without their overlap (relative to the strategy's lower bound with
@@ -223,7 +231,11 @@ Layout SearchLayout(const VmcuInputs& in) {
     for (int64_t fcap : {int64_t{0}, lb, lb * 51 / 50, lb * 21 / 20, lb * 11 / 10}) {
       if (best.placed.placement.arena_bytes <= lb) return best;  // cannot do better
       if (ecap == kNoCap && fcap == 0) continue;
-      Layout l = BuildLayout(in, ecap, fcap);
+      if (in.time_limit_s > 0) {
+        if (left() <= 0.05) return best;  // the budget is spent: the best layout so far
+        timed.time_limit_s = left();
+      }
+      Layout l = BuildLayout(timed, ecap, fcap);
       if (l.placed.placement.arena_bytes < best.placed.placement.arena_bytes) best = std::move(l);
     }
   return best;

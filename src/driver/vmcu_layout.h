@@ -63,6 +63,9 @@ struct VmcuInputs {
   const target::Target& t;
   const analysis::Liveness& lv;
   const VmcuState& st;
+  // --time-limit's remainder for the layout search (PlanOptions::search_time_limit_s; 0: none given,
+  // each exact placement keeps its 30 s safety net and the node limit that keeps plans reproducible).
+  double time_limit_s = 0;
 };
 
 // The buffer (bufs index) of tensor `id`, -1 if none.

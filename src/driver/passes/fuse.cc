@@ -16,7 +16,7 @@ MakeResult VmcuPass(std::string_view name, std::string_view arg,
                     std::function<Status(PlanningContext&, VmcuState&, const VmcuInputs&)> run) {
   return NoArgPass(name, arg, [name = std::string(name), run = std::move(run)](PlanningContext& ctx) -> Status {
     SP_ASSIGN_OR_RETURN(VmcuState * st, VmcuOf(ctx, name));
-    const VmcuInputs in{ctx.graph, ctx.target, ctx.liveness, *st};
+    const VmcuInputs in{ctx.graph, ctx.target, ctx.liveness, *st, ctx.options.search_time_limit_s};
     return run(ctx, *st, in);
   });
 }
