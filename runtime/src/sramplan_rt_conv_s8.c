@@ -65,55 +65,9 @@ static inline void tap_range(int32_t i0, int32_t k, int32_t d, int32_t n, int32_
 
 #define requant_out sp_fq_out
 
-/* `count` outputs (dst[k * dst_stride]) of one contiguous x of n bytes: requant(bias[k] +
- * x . w[k * ws ..]), four output channels at a time (each loaded word of x feeds four rows). */
-static SP_ALWAYS_INLINE void dense_out(const int8_t* x, int32_t n, const int8_t* w, int32_t ws,
-                                       const int32_t* bias, const sp_requant_t* rq, int32_t in_off,
-                                       int32_t out_zp, int32_t act_min, int32_t act_max,
-                                       int8_t* dst, int32_t dst_stride, int32_t count) {
-  int32_t k = 0, j;
-  for (; k + 4 <= count; k += 4) {
-    int32_t acc[4] = {0, 0, 0, 0};
-    if (bias) {
-      for (j = 0; j < 4; ++j) acc[j] = bias[k + j];
-    }
-    sp_dot4_s8(x, w + k * ws, ws, n, in_off, acc);
-    for (j = 0; j < 4; ++j)
-      dst[(k + j) * dst_stride] = sp_fq_out(acc[j], &rq[k + j], out_zp, act_min, act_max);
-  }
-  for (; k < count; ++k) {
-    const int32_t acc = sp_dot_s8(x, w + k * ws, n, in_off) + (bias ? bias[k] : 0);
-    dst[k * dst_stride] = sp_fq_out(acc, &rq[k], out_zp, act_min, act_max);
-  }
-}
-
-/* dense_out for two pixels x0, x1 (outputs to dst0, dst1): 2x2 blocking, two pixels by two output
- * channels, so each loaded word of input and of weights feeds two multiply-accumulates. */
-static SP_ALWAYS_INLINE void dense_out2(const int8_t* x0, const int8_t* x1, int32_t n,
-                                        const int8_t* w, int32_t ws, const int32_t* bias,
-                                        const sp_requant_t* rq, int32_t in_off, int32_t out_zp,
-                                        int32_t act_min, int32_t act_max, int8_t* dst0,
-                                        int8_t* dst1, int32_t dst_stride, int32_t count) {
-  int32_t k = 0;
-  for (; k + 2 <= count; k += 2) {
-    int32_t acc[4] = {0, 0, 0, 0};
-    if (bias) {
-      acc[0] = acc[2] = bias[k];
-      acc[1] = acc[3] = bias[k + 1];
-    }
-    sp_dot2x2_s8(x0, x1, w + k * ws, ws, n, in_off, acc);
-    dst0[k * dst_stride] = sp_fq_out(acc[0], &rq[k], out_zp, act_min, act_max);
-    dst0[(k + 1) * dst_stride] = sp_fq_out(acc[1], &rq[k + 1], out_zp, act_min, act_max);
-    dst1[k * dst_stride] = sp_fq_out(acc[2], &rq[k], out_zp, act_min, act_max);
-    dst1[(k + 1) * dst_stride] = sp_fq_out(acc[3], &rq[k + 1], out_zp, act_min, act_max);
-  }
-  if (k < count) {
-    dense_out(x0, n, w + k * ws, ws, bias ? bias + k : 0, rq + k, in_off, out_zp, act_min, act_max,
-              dst0 + k * dst_stride, dst_stride, count - k);
-    dense_out(x1, n, w + k * ws, ws, bias ? bias + k : 0, rq + k, in_off, out_zp, act_min, act_max,
-              dst1 + k * dst_stride, dst_stride, count - k);
-  }
-}
+/* The dense loops (pointwise, FC, the small-window column) are sp_fast_s8.h's. */
+#define dense_out sp_dense_out
+#define dense_out2 sp_dense_out2
 
 /* Largest R*S*C window the generic convolution gathers into a stack column (the 3x3x3 stem). */
 #define CONV_COL_MAX 64
@@ -387,6 +341,15 @@ sp_status_t sp_conv_s8_pointwise(const sp_tensor_t* in_desc, const int8_t* in, i
   if (st != SP_OK) return st;
   if (g.r != 1 || g.s != 1 || groups != 1 || pad[0] || pad[1] || pad[2] || pad[3])
     return SP_BAD_ARGUMENT;
+  if (isc == 1 && wsc == 1 && osc == 1 && osw == g.k && g.sw == 1 && isw == g.c &&
+      ish == g.w * g.c && osh == g.ow * g.k && g.sh == 1) {
+    /* Dense NHWC input and output, stride 1: the image is one run of pixels; channel pairs outer,
+     * pixel pairs inner (sp_dense_pixels). */
+    for (n = 0; n < g.n; ++n)
+      sp_dense_pixels(in + n * isn, g.c, g.oh * g.ow, g.c, w, wsk, bias, rq, in_off, out_zp,
+                      act_min, act_max, out + n * osn, g.k, 1, g.k);
+    return SP_OK;
+  }
   if (isc == 1 && wsc == 1) { /* dense NHWC input, [K][C] weights: SIMD, two pixels at a time */
     for (n = 0; n < g.n; ++n)
       for (oh = 0; oh < g.oh; ++oh) {

@@ -32,53 +32,12 @@ static inline int32_t seg_pos(int32_t start, int32_t off, int32_t size) {
 /* TFLite int8 Add, exactly as sp_add_s8. */
 #define seg_add sp_fq_add
 
-/* `count` outputs of one contiguous x (n bytes): dst[k] = requant(bias[k] + x . w[k*n ..]), four
- * outputs at a time (each loaded word of x feeds four weight rows). */
-static SP_ALWAYS_INLINE void seg_dense_out(const int8_t* x, int32_t n, const int8_t* w,
-                                           const int32_t* bias, const sp_requant_t* rq,
-                                           int32_t in_off, int32_t out_zp, int32_t act_min,
-                                           int32_t act_max, int8_t* dst, int32_t count) {
-  int32_t k = 0, j;
-  for (; k + 4 <= count; k += 4) {
-    int32_t acc[4] = {0, 0, 0, 0};
-    if (bias) {
-      for (j = 0; j < 4; ++j) acc[j] = bias[k + j];
-    }
-    sp_dot4_s8(x, w + k * n, n, n, in_off, acc);
-    for (j = 0; j < 4; ++j) dst[k + j] = sp_fq_out(acc[j], &rq[k + j], out_zp, act_min, act_max);
-  }
-  for (; k < count; ++k) {
-    const int32_t acc = sp_dot_s8(x, w + k * n, n, in_off) + (bias ? bias[k] : 0);
-    dst[k] = sp_fq_out(acc, &rq[k], out_zp, act_min, act_max);
-  }
-}
-
-/* seg_dense_out for two contiguous x vectors x0, x1 into dst0, dst1: two pixels by two outputs per
- * block (2x2 output blocking: every loaded word feeds two multiply-accumulates). */
-static SP_ALWAYS_INLINE void seg_dense_out2(const int8_t* x0, const int8_t* x1, int32_t n,
-                                            const int8_t* w, const int32_t* bias,
-                                            const sp_requant_t* rq, int32_t in_off, int32_t out_zp,
-                                            int32_t act_min, int32_t act_max, int8_t* dst0,
-                                            int8_t* dst1, int32_t count) {
-  int32_t k = 0;
-  for (; k + 2 <= count; k += 2) {
-    int32_t acc[4] = {0, 0, 0, 0};
-    if (bias) {
-      acc[0] = acc[2] = bias[k];
-      acc[1] = acc[3] = bias[k + 1];
-    }
-    sp_dot2x2_s8(x0, x1, w + k * n, n, n, in_off, acc);
-    dst0[k] = sp_fq_out(acc[0], &rq[k], out_zp, act_min, act_max);
-    dst0[k + 1] = sp_fq_out(acc[1], &rq[k + 1], out_zp, act_min, act_max);
-    dst1[k] = sp_fq_out(acc[2], &rq[k], out_zp, act_min, act_max);
-    dst1[k + 1] = sp_fq_out(acc[3], &rq[k + 1], out_zp, act_min, act_max);
-  }
-  for (; k < count; ++k) {
-    const int32_t b = bias ? bias[k] : 0;
-    dst0[k] = sp_fq_out(b + sp_dot_s8(x0, w + k * n, n, in_off), &rq[k], out_zp, act_min, act_max);
-    dst1[k] = sp_fq_out(b + sp_dot_s8(x1, w + k * n, n, in_off), &rq[k], out_zp, act_min, act_max);
-  }
-}
+/* Dense outputs with weight rows of n bytes and contiguous outputs: sp_fast_s8.h's dense loops. */
+#define seg_dense_out(x, n, w, bias, rq, in_off, out_zp, act_min, act_max, dst, count) \
+  sp_dense_out((x), (n), (w), (n), (bias), (rq), (in_off), (out_zp), (act_min), (act_max), (dst), 1, (count))
+#define seg_dense_out2(x0, x1, n, w, bias, rq, in_off, out_zp, act_min, act_max, dst0, dst1, count) \
+  sp_dense_out2((x0), (x1), (n), (w), (n), (bias), (rq), (in_off), (out_zp), (act_min), (act_max), \
+                (dst0), (dst1), 1, (count))
 
 static int32_t seg_out_dim(int32_t in, int32_t pb, int32_t pe, int32_t k, int32_t d, int32_t s) {
   const int32_t span = in + pb + pe - d * (k - 1) - 1;
