@@ -166,6 +166,76 @@ static SP_ALWAYS_INLINE int8_t sp_fq_add(int32_t a, int32_t b, const sp_add_s8_p
   return (int8_t)(v > p->act_max ? p->act_max : v);
 }
 
+/* ---- One tensor-wide requantisation (the Add's three) -------------------------------------
+ * Prepared once per call: mode 1 the fast path (shift < 0), mode 2 shift >= 0 (left shift, then
+ * the doubling high multiply, no rounding division), mode 0 sp_fq_mbqm. All equal sp_mbqm. */
+typedef struct {
+  sp_rqc_t c;
+  int32_t multiplier, shift, left, mode;
+} sp_rqt_t;
+
+static SP_ALWAYS_INLINE void sp_rqt_init(const sp_requant_t* rq, sp_rqt_t* t) {
+  t->multiplier = rq->multiplier;
+  t->shift = rq->shift;
+  t->left = rq->shift > 31 ? 31 : rq->shift;
+  if (sp_rqc_init(rq, 0, &t->c))
+    t->mode = 1;
+  else
+    t->mode = rq->shift >= 0 && rq->multiplier != INT32_MIN ? 2 : 0;
+}
+
+static SP_ALWAYS_INLINE int32_t sp_rqt_apply(int32_t x, const sp_rqt_t* t) {
+  if (t->mode == 1) return sp_rqc_apply(x, &t->c);
+  if (t->mode == 2) return sp_fq_srdhm((int32_t)((uint32_t)x << t->left), t->multiplier);
+  return sp_fq_mbqm(x, t->multiplier, t->shift);
+}
+
+/* sp_fq_add with its three requantisations prepared once (sp_addc_init). */
+typedef struct {
+  sp_rqt_t r1, r2, ro;
+  int32_t in1_zp, in2_zp, out_zp, left_shift, act_min, act_max;
+} sp_addc_t;
+
+static SP_ALWAYS_INLINE void sp_addc_init(const sp_add_s8_params_t* p, sp_addc_t* c) {
+  sp_rqt_init(&p->in1_rq, &c->r1);
+  sp_rqt_init(&p->in2_rq, &c->r2);
+  sp_rqt_init(&p->out_rq, &c->ro);
+  c->in1_zp = p->in1_zp;
+  c->in2_zp = p->in2_zp;
+  c->out_zp = p->out_zp;
+  c->left_shift = p->left_shift;
+  c->act_min = p->act_min;
+  c->act_max = p->act_max;
+}
+
+/* = sp_fq_add(a, b, p) for the p sp_addc_init prepared c from. */
+static SP_ALWAYS_INLINE int8_t sp_addc(int32_t a, int32_t b, const sp_addc_t* c) {
+  const int32_t x1 = (a - c->in1_zp) * (1 << c->left_shift);
+  const int32_t x2 = (b - c->in2_zp) * (1 << c->left_shift);
+  int32_t v = sp_rqt_apply(sp_rqt_apply(x1, &c->r1) + sp_rqt_apply(x2, &c->r2), &c->ro);
+  v = v > (1 << 30) ? (1 << 30) : (v < -(1 << 30) ? -(1 << 30) : v);
+  v += c->out_zp;
+  v = v < c->act_min ? c->act_min : v;
+  return (int8_t)(v > c->act_max ? c->act_max : v);
+}
+
+/* dst[i] = requant(acc[i], rq[i]) for i < 4 (four channels of one pixel: depthwise), each through
+ * the fast path where its channel allows. */
+static SP_ALWAYS_INLINE void sp_rq4_store(const int32_t acc[4], const sp_requant_t* rq, int32_t out_zp,
+                                          int32_t act_min, int32_t act_max, int8_t* dst) {
+  const int full = act_min == -128 && act_max == 127;
+  int i;
+  for (i = 0; i < 4; ++i) {
+    sp_rqc_t c;
+    if (!sp_rqc_init(&rq[i], out_zp, &c))
+      dst[i] = sp_fq_out(acc[i], &rq[i], out_zp, act_min, act_max);
+    else if (full)
+      dst[i] = sp_rqc_out_full(acc[i], &c, out_zp);
+    else
+      dst[i] = sp_rqc_out(acc[i], &c, out_zp, act_min, act_max);
+  }
+}
+
 /* ---- Dot products: sum_i (x[i] + in_off) * w[i] ---------------------------------------------- */
 
 #if SP_DSP
@@ -435,7 +505,7 @@ static SP_NOINLINE void sp_dense_out2(const int8_t* x0, const int8_t* x1, int32_
                                              int32_t count) {
   int32_t k = 0;
 #if SP_DSP
-  const int eq = x1 - x0 == ws && (n & 3) == 0 && n > 0 && SP_OFF_OK(in_off);
+  const int eq = x1 - x0 == ws && n >= 4 && SP_OFF_OK(in_off);
   const uint32_t off2 = sp_off2(in_off);
 #endif
   for (; k + 2 <= count; k += 2) {
@@ -447,9 +517,11 @@ static SP_NOINLINE void sp_dense_out2(const int8_t* x0, const int8_t* x1, int32_
       acc[1] = acc[3] = bias[k + 1];
     }
 #if SP_DSP
-    if (eq)
-      sp_mac2x2_eq(x0, w + k * ws, ws, n, off2, acc);
-    else
+    if (eq) {
+      const int32_t n4 = n & ~3;
+      sp_mac2x2_eq(x0, w + k * ws, ws, n4, off2, acc);
+      if (n4 < n) sp_dot2x2_s8(x0 + n4, x1 + n4, w + k * ws + n4, ws, n - n4, in_off, acc);
+    } else
 #endif
       sp_dot2x2_s8(x0, x1, w + k * ws, ws, n, in_off, acc);
     f0 = sp_rqc_init(&rq[k], out_zp, &c0);
@@ -479,7 +551,7 @@ static SP_NOINLINE void sp_dense_pixels(const int8_t* x, int32_t xs, int32_t npi
                                         int32_t dcs, int32_t count) {
   int32_t k = 0, p;
 #if SP_DSP
-  const int eq = xs == ws && (n & 3) == 0 && n > 0 && SP_OFF_OK(in_off);
+  const int eq = xs == ws && n >= 4 && SP_OFF_OK(in_off);
   const uint32_t off2 = sp_off2(in_off);
 #endif
   if (npix < 2) {
@@ -504,9 +576,11 @@ static SP_NOINLINE void sp_dense_pixels(const int8_t* x, int32_t xs, int32_t npi
       acc[0] = acc[2] = b0;
       acc[1] = acc[3] = b1;
 #if SP_DSP
-      if (eq)
-        sp_mac2x2_eq(xp, wk, ws, n, off2, acc);
-      else
+      if (eq) {
+        const int32_t n4 = n & ~3;
+        sp_mac2x2_eq(xp, wk, ws, n4, off2, acc);
+        if (n4 < n) sp_dot2x2_s8(xp + n4, xp + xs + n4, wk + n4, ws, n - n4, in_off, acc);
+      } else
 #endif
         sp_dot2x2_s8(xp, xp + xs, wk, ws, n, in_off, acc);
       if (fast == 2) {
@@ -538,6 +612,53 @@ static SP_NOINLINE void sp_dense_pixels(const int8_t* x, int32_t xs, int32_t npi
           sp_fq_out(b0 + sp_dot_s8(x + p * xs, w + k * ws, n, in_off), &rq[k], out_zp, act_min,
                     act_max);
   }
+}
+
+/* sp_dw4_s8 with the taps as pairs tp[2t] (input offset), tp[2t + 1] (weight offset): on the DSP
+ * path one LDRD per tap and a loop in assembly with every value in a register (13 instructions per
+ * tap for four channels; the compiler's loop spilled to the stack, 19). */
+static SP_ALWAYS_INLINE void sp_dw4p_s8(const int8_t* xb, const int8_t* wb, const int32_t* tp,
+                                        int32_t ntap, int32_t in_off, int32_t acc[4]) {
+  int32_t a0 = acc[0], a1 = acc[1], a2 = acc[2], a3 = acc[3], t = 0;
+#if SP_DSP
+  if (ntap > 0 && SP_OFF_OK(in_off)) {
+    const uint32_t off2 = sp_off2(in_off);
+    const int32_t* const end = tp + 2 * ntap;
+    uint32_t t0, t1, t2, t3;
+    __asm__ volatile("1:\n\t"
+                     "ldrd %[t0], %[t1], [%[tp]], #8\n\t"
+                     "ldr %[t0], [%[xb], %[t0]]\n\t"
+                     "ldr %[t1], [%[wb], %[t1]]\n\t"
+                     "sxtab16 %[t2], %[off], %[t0]\n\t"
+                     "sxtab16 %[t0], %[off], %[t0], ror #8\n\t"
+                     "sxtb16 %[t3], %[t1]\n\t"
+                     "sxtb16 %[t1], %[t1], ror #8\n\t"
+                     "smlabb %[a0], %[t2], %[t3], %[a0]\n\t"
+                     "smlatt %[a2], %[t2], %[t3], %[a2]\n\t"
+                     "smlabb %[a1], %[t0], %[t1], %[a1]\n\t"
+                     "smlatt %[a3], %[t0], %[t1], %[a3]\n\t"
+                     "cmp %[tp], %[end]\n\t"
+                     "bne 1b\n\t"
+                     : [tp] "+r"(tp), [a0] "+r"(a0), [a1] "+r"(a1), [a2] "+r"(a2), [a3] "+r"(a3),
+                       [t0] "=&r"(t0), [t1] "=&r"(t1), [t2] "=&r"(t2), [t3] "=&r"(t3)
+                     : [xb] "r"(xb), [wb] "r"(wb), [off] "r"(off2), [end] "r"(end)
+                     : "cc", "memory");
+    t = ntap;
+    tp -= 2 * ntap;
+  }
+#endif
+  for (; t < ntap; ++t) {
+    const int8_t* x = xb + tp[2 * t];
+    const int8_t* w = wb + tp[2 * t + 1];
+    a0 += ((int32_t)x[0] + in_off) * (int32_t)w[0];
+    a1 += ((int32_t)x[1] + in_off) * (int32_t)w[1];
+    a2 += ((int32_t)x[2] + in_off) * (int32_t)w[2];
+    a3 += ((int32_t)x[3] + in_off) * (int32_t)w[3];
+  }
+  acc[0] = a0;
+  acc[1] = a1;
+  acc[2] = a2;
+  acc[3] = a3;
 }
 
 #endif /* SRAMPLAN_RT_SP_FAST_S8_H_ */

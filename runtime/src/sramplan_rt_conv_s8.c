@@ -210,7 +210,7 @@ sp_status_t sp_conv_s8_depthwise(const sp_tensor_t* in_desc, const int8_t* in, i
      * before it is stored, so the result is the generic loop's bit for bit. */
     enum { kChunk = 64, kTaps = 64 };
     int32_t acc[kChunk];
-    int32_t txo[kTaps], two[kTaps]; /* tap offsets in the input and in the weights */
+    int32_t tp[2 * kTaps]; /* per tap: the offset in the input, then in the weights */
     if (g.r * g.s <= kTaps) {
       /* Per output pixel: the window's tap offsets once, then four channels at a time over all
        * taps with the accumulators in registers, requantised at once. */
@@ -227,8 +227,8 @@ sp_status_t sp_conv_s8_depthwise(const sp_tensor_t* in_desc, const int8_t* in, i
             tap_range(iw0, g.s, g.dw, g.w, &s_lo, &s_hi);
             for (r = r_lo; r < r_hi; ++r)
               for (s = s_lo; s < s_hi; ++s) {
-                txo[ntap] = (ih0 + r * g.dh) * ish + (iw0 + s * g.dw) * isw;
-                two[ntap] = r * wsr + s * wss;
+                tp[2 * ntap] = (ih0 + r * g.dh) * ish + (iw0 + s * g.dw) * isw;
+                tp[2 * ntap + 1] = r * wsr + s * wss;
                 ++ntap;
               }
             for (c = 0; c + 4 <= g.c; c += 4) {
@@ -239,15 +239,13 @@ sp_status_t sp_conv_s8_depthwise(const sp_tensor_t* in_desc, const int8_t* in, i
                 a4[2] = bias[c + 2];
                 a4[3] = bias[c + 3];
               }
-              sp_dw4_s8(pin + c, txo, w + c, two, ntap, in_off, a4);
-              po[c] = requant_out(a4[0], &rq[c], out_zp, act_min, act_max);
-              po[c + 1] = requant_out(a4[1], &rq[c + 1], out_zp, act_min, act_max);
-              po[c + 2] = requant_out(a4[2], &rq[c + 2], out_zp, act_min, act_max);
-              po[c + 3] = requant_out(a4[3], &rq[c + 3], out_zp, act_min, act_max);
+              sp_dw4p_s8(pin + c, w + c, tp, ntap, in_off, a4);
+              sp_rq4_store(a4, &rq[c], out_zp, act_min, act_max, po + c);
             }
             for (; c < g.c; ++c) {
               int32_t a = bias ? bias[c] : 0;
-              for (t = 0; t < ntap; ++t) a += ((int32_t)pin[c + txo[t]] + in_off) * (int32_t)w[c + two[t]];
+              for (t = 0; t < ntap; ++t)
+                a += ((int32_t)pin[c + tp[2 * t]] + in_off) * (int32_t)w[c + tp[2 * t + 1]];
               po[c] = requant_out(a, &rq[c], out_zp, act_min, act_max);
             }
           }

@@ -56,6 +56,66 @@ TEST(FastDense, ChannelRequantEqualsTheReference) {
   EXPECT_FALSE(sp_rqc_init(&big_zp, 1 << 20, &c));  // |zero point| > 2^16: the clamp path
 }
 
+TEST(FastDense, PreparedAddEqualsTheReferenceAdd) {
+  std::mt19937 rng(41);
+  std::uniform_int_distribution<int32_t> byte(-128, 127), mult(1 << 30, INT32_MAX), any(INT32_MIN, INT32_MAX),
+      shift(-33, 3), ls(0, 22), pick(0, 7);
+  int modes[3] = {0, 0, 0};
+  for (int i = 0; i < 3000; ++i) {
+    sp_add_s8_params_t p{};
+    p.in1_zp = byte(rng);
+    p.in2_zp = byte(rng);
+    p.out_zp = pick(rng) == 0 ? 70000 : byte(rng);  // a zero point the fast path refuses, sometimes
+    p.left_shift = pick(rng) < 6 ? 20 : ls(rng);
+    // TFLite's Add: the larger input scale gives {2^30, 0}; also random and negative multipliers.
+    p.in1_rq = pick(rng) < 4 ? sp_requant_t{1 << 30, 0} : sp_requant_t{mult(rng), shift(rng)};
+    p.in2_rq = pick(rng) == 0 ? sp_requant_t{any(rng), shift(rng)} : sp_requant_t{mult(rng), shift(rng)};
+    p.out_rq = {pick(rng) == 0 ? INT32_MIN : mult(rng), shift(rng) - 10};
+    p.act_min = pick(rng) < 4 ? -128 : -90;
+    p.act_max = pick(rng) < 4 ? 127 : 100;
+    sp_addc_t c;
+    sp_addc_init(&p, &c);
+    for (const sp_rqt_t* t : {&c.r1, &c.r2, &c.ro}) ++modes[t->mode];
+    for (int a = -128; a < 128; a += 3)
+      for (int b = -128; b < 128; b += 5)
+        ASSERT_EQ(sp_addc(a, b, &c), sp_fq_add(a, b, &p)) << i << " " << a << " " << b;
+  }
+  EXPECT_GT(modes[0], 0);  // sp_fq_mbqm
+  EXPECT_GT(modes[1], 0);  // the fast path
+  EXPECT_GT(modes[2], 0);  // shift >= 0
+}
+
+TEST(FastDense, DepthwiseTapPairsAndFourChannelRequantEqualThePlainLoops) {
+  std::mt19937 rng(43);
+  std::uniform_int_distribution<int> byte(-128, 127), tap(0, 60);
+  std::uniform_int_distribution<int32_t> mult(1 << 30, INT32_MAX), shift(-14, -1), b(-5000, 5000);
+  std::vector<int8_t> x(256), w(256);
+  for (auto& v : x) v = static_cast<int8_t>(byte(rng));
+  for (auto& v : w) v = static_cast<int8_t>(byte(rng));
+  for (int ntap : {0, 1, 2, 9, 25, 49}) {
+    for (int32_t in_off : {128, -5, 40000}) {
+      std::vector<int32_t> tp(2 * ntap);
+      for (auto& v : tp) v = tap(rng) * 4;
+      int32_t want[4], got[4];
+      for (int j = 0; j < 4; ++j) {
+        got[j] = want[j] = b(rng);
+        for (int t = 0; t < ntap; ++t) want[j] += (x[tp[2 * t] + j] + in_off) * w[tp[2 * t + 1] + j];
+      }
+      sp_dw4p_s8(x.data(), w.data(), tp.data(), ntap, in_off, got);
+      for (int j = 0; j < 4; ++j) ASSERT_EQ(got[j], want[j]) << ntap << " " << in_off << " " << j;
+      // Channel 3 takes the slow requantisation (shift >= 0).
+      const sp_requant_t rq[4] = {{mult(rng), shift(rng)}, {mult(rng), shift(rng)}, {mult(rng), shift(rng)}, {mult(rng), 2}};
+      for (auto [lo, hi] : {std::pair{-128, 127}, std::pair{-128, 90}}) {
+        int8_t out[4];
+        const int32_t zp = byte(rng);
+        sp_rq4_store(got, rq, zp, lo, hi, out);
+        for (int j = 0; j < 4; ++j)
+          ASSERT_EQ(out[j], sp_clamp_i32(sp_mbqm_zp(got[j], rq[j].multiplier, rq[j].shift, zp), lo, hi));
+      }
+    }
+  }
+}
+
 // Plain loop: dst[p * dps + k * dcs] for npix pixels at x + p * xs.
 std::vector<int8_t> PlainDense(const std::vector<int8_t>& x, int32_t xs, int32_t npix, int32_t n,
                                const std::vector<int8_t>& w, int32_t ws, const std::vector<int32_t>& bias,
