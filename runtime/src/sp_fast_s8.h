@@ -219,6 +219,28 @@ static SP_ALWAYS_INLINE int8_t sp_addc(int32_t a, int32_t b, const sp_addc_t* c)
   return (int8_t)(v > c->act_max ? c->act_max : v);
 }
 
+/* 1 if every channel of rq[0..n) has a shift in [-31, -1] and a non-negative multiplier and
+ * |out_zp| <= 2^16: sp_rqf_out_full may then requantise any of them (checked once per call). */
+static inline int sp_rq_all_fast(const sp_requant_t* rq, int32_t n, int32_t out_zp) {
+  int32_t i;
+  if (out_zp < -65536 || out_zp > 65536) return 0;
+  for (i = 0; i < n; ++i)
+    if (rq[i].multiplier < 0 || rq[i].shift < -31 || rq[i].shift > -1) return 0;
+  return 1;
+}
+
+/* sp_rqc_out_full with the channel constants derived inline from rq (no checks, no branch): only
+ * for channels sp_rq_all_fast accepted. */
+static SP_ALWAYS_INLINE int8_t sp_rqf_out_full(int32_t acc, const sp_requant_t* rq, int32_t out_zp) {
+  sp_rqc_t c;
+  const uint32_t half = 1u << (uint32_t)~rq->shift; /* 2^(r - 1), r = -shift */
+  c.m = rq->multiplier;
+  c.sh = ~rq->shift;
+  c.klo = (1u << 30) | (half << 31);
+  c.khi = (int32_t)(half >> 1);
+  return sp_rqc_out_full(acc, &c, out_zp);
+}
+
 /* dst[i] = requant(acc[i], rq[i]) for i < 4 (four channels of one pixel: depthwise), each through
  * the fast path where its channel allows. */
 static SP_ALWAYS_INLINE void sp_rq4_store(const int32_t acc[4], const sp_requant_t* rq, int32_t out_zp,

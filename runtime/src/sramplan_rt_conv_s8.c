@@ -211,6 +211,8 @@ sp_status_t sp_conv_s8_depthwise(const sp_tensor_t* in_desc, const int8_t* in, i
     enum { kChunk = 64, kTaps = 64 };
     int32_t acc[kChunk];
     int32_t tp[2 * kTaps]; /* per tap: the offset in the input, then in the weights */
+    /* Every channel on the fast requantisation and the full int8 range (checked once). */
+    const int fast_full = act_min == -128 && act_max == 127 && sp_rq_all_fast(rq, g.c, out_zp);
     if (g.r * g.s <= kTaps) {
       /* Per output pixel: the window's tap offsets once, then four channels at a time over all
        * taps with the accumulators in registers, requantised at once. */
@@ -240,7 +242,14 @@ sp_status_t sp_conv_s8_depthwise(const sp_tensor_t* in_desc, const int8_t* in, i
                 a4[3] = bias[c + 3];
               }
               sp_dw4p_s8(pin + c, w + c, tp, ntap, in_off, a4);
-              sp_rq4_store(a4, &rq[c], out_zp, act_min, act_max, po + c);
+              if (fast_full) {
+                po[c] = sp_rqf_out_full(a4[0], &rq[c], out_zp);
+                po[c + 1] = sp_rqf_out_full(a4[1], &rq[c + 1], out_zp);
+                po[c + 2] = sp_rqf_out_full(a4[2], &rq[c + 2], out_zp);
+                po[c + 3] = sp_rqf_out_full(a4[3], &rq[c + 3], out_zp);
+              } else {
+                sp_rq4_store(a4, &rq[c], out_zp, act_min, act_max, po + c);
+              }
             }
             for (; c < g.c; ++c) {
               int32_t a = bias ? bias[c] : 0;

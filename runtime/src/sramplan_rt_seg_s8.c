@@ -651,6 +651,7 @@ SP_SEG_LINKAGE sp_status_t SP_SEG_FN(sp_seg_bottleneck_s8)(const sp_seg_pool_t* 
     const sp_requant_t* const dw_rq = params->depthwise.rq;
     const int32_t dw_in_off = -params->depthwise.in_zp, dw_zp = params->depthwise.out_zp;
     const int32_t dw_min = params->depthwise.act_min, dw_max = params->depthwise.act_max;
+    const int dw_fast_full = dw_min == -128 && dw_max == 127 && sp_rq_all_fast(dw_rq, cmid, dw_zp);
     const int8_t* const pj_w = params->project.weights;
     const int32_t* const pj_bias = params->project.bias;
     const sp_requant_t* const pj_rq = params->project.rq;
@@ -764,7 +765,14 @@ SP_SEG_LINKAGE sp_status_t SP_SEG_FN(sp_seg_bottleneck_s8)(const sp_seg_pool_t* 
             a4[3] = dw_bias[c + 3];
           }
           sp_dw4p_s8(wsB + c, dw_w + c, tp, ntap, dw_in_off, a4);
-          sp_rq4_store(a4, &dw_rq[c], dw_zp, dw_min, dw_max, wsC + c);
+          if (dw_fast_full) {
+            wsC[c] = sp_rqf_out_full(a4[0], &dw_rq[c], dw_zp);
+            wsC[c + 1] = sp_rqf_out_full(a4[1], &dw_rq[c + 1], dw_zp);
+            wsC[c + 2] = sp_rqf_out_full(a4[2], &dw_rq[c + 2], dw_zp);
+            wsC[c + 3] = sp_rqf_out_full(a4[3], &dw_rq[c + 3], dw_zp);
+          } else {
+            sp_rq4_store(a4, &dw_rq[c], dw_zp, dw_min, dw_max, wsC + c);
+          }
         }
         for (; c < cmid; ++c) {
           int32_t a = dw_bias ? dw_bias[c] : 0;

@@ -51,6 +51,19 @@ TEST(FastDense, ChannelRequantEqualsTheReference) {
     ASSERT_EQ(sp_rqc_out(x, &c, z, -100, 110), sp_clamp_i32(sp_mbqm_zp(x, m, s, z), -100, 110));
     ASSERT_EQ(sp_rqc_out_full(x, &c, z), sp_clamp_i32(sp_mbqm_zp(x, m, s, z), -128, 127));
   }
+  // sp_rqf_out_full (constants derived inline) for every shift sp_rq_all_fast accepts.
+  for (int32_t sh = -31; sh <= -1; ++sh)
+    for (int i = 0; i < 2000; ++i) {
+      const sp_requant_t rq{mult(rng), sh};
+      const int32_t x = (i & 1) ? any(rng) : tie(rng), z = zp(rng);
+      ASSERT_TRUE(sp_rq_all_fast(&rq, 1, z));
+      ASSERT_EQ(sp_rqf_out_full(x, &rq, z), sp_clamp_i32(sp_mbqm_zp(x, rq.multiplier, sh, z), -128, 127));
+    }
+  const sp_requant_t mixed[3] = {{1 << 30, -3}, {1 << 30, 0}, {1 << 30, -40}};
+  EXPECT_TRUE(sp_rq_all_fast(mixed, 1, 0));
+  EXPECT_FALSE(sp_rq_all_fast(mixed, 2, 0));  // shift 0
+  EXPECT_FALSE(sp_rq_all_fast(mixed + 2, 1, 0));  // shift below -31
+  EXPECT_FALSE(sp_rq_all_fast(mixed, 1, 70000));
   const sp_requant_t big_zp{1 << 30, -3};
   sp_rqc_t c;
   EXPECT_FALSE(sp_rqc_init(&big_zp, 1 << 20, &c));  // |zero point| > 2^16: the clamp path
