@@ -90,7 +90,7 @@ sp_status_t sp_conv_s8_generic(const sp_tensor_t* in_desc, const int8_t* in, int
   sp_status_t st = conv_check(in_desc, w_desc, out_desc, rq, act_min,
                               act_max, stride, pad, dilation, groups, &g);
   if (st != SP_OK) return st;
-  if (groups == 1 && isc == 1 && wsc == 1 && wss == g.c && wsr == g.s * g.c &&
+  if (groups == 1 && isc == 1 && isw == g.c && wsc == 1 && wss == g.c && wsr == g.s * g.c &&
       g.r * g.s * g.c <= CONV_COL_MAX && in_zp >= -128 && in_zp <= 127) {
     /* NHWC input, [K][R][S][C] weights, a small window: each output pixel's window is gathered
      * into one contiguous column (padding taps as the input zero point, which add 0), then four
@@ -185,6 +185,81 @@ sp_status_t sp_conv_s8_generic(const sp_tensor_t* in_desc, const int8_t* in, int
   return SP_OK;
 }
 
+/* One channel of a depthwise convolution over strided planes (TinyEngine's in-place depthwise runs
+ * the layer plane by plane): the interior window's taps are one table for the whole call, each
+ * entry an input offset and the tap's weight, and the input offset's contribution in_off * sum(w)
+ * is part of the interior accumulator's start value; border windows are clipped per pixel. Every
+ * output is still computed from its whole window, so the result is the generic loop's. */
+#define DW_PLANE_TAPS 64
+static SP_ALWAYS_INLINE int8_t dw_plane_rq(int32_t acc, int fast, int full, const sp_rqc_t* c,
+                                           const sp_requant_t* rq, int32_t out_zp, int32_t act_min,
+                                           int32_t act_max) {
+  return !fast ? requant_out(acc, rq, out_zp, act_min, act_max)
+               : full ? sp_rqc_out_full(acc, c, out_zp) : sp_rqc_out(acc, c, out_zp, act_min, act_max);
+}
+#if defined(__GNUC__)
+__attribute__((noinline))
+#endif
+static void dw_plane_s8(const conv_geom_t* g, const int8_t* in, int32_t ish, int32_t isw,
+                        const int8_t* w, int32_t wsr, int32_t wss, int32_t bias,
+                        const sp_requant_t* rq, int32_t in_off, int32_t out_zp, int32_t act_min,
+                        int32_t act_max, int8_t* out, int32_t osh, int32_t osw) {
+  int32_t tab[2 * DW_PLANE_TAPS];
+  int32_t oh, ow, r, s, nt = 0, wsum = 0;
+  sp_rqc_t c;
+  const int fast = sp_rqc_init(rq, out_zp, &c);
+  const int full = act_min == -128 && act_max == 127;
+  for (r = 0; r < g->r; ++r)
+    for (s = 0; s < g->s; ++s) {
+      tab[2 * nt] = r * g->dh * ish + s * g->dw * isw;
+      tab[2 * nt + 1] = w[r * wsr + s * wss];
+      wsum += tab[2 * nt + 1];
+      ++nt;
+    }
+  for (oh = 0; oh < g->oh; ++oh) {
+    const int32_t ih0 = oh * g->sh - g->pt;
+    int32_t r_lo, r_hi;
+    tap_range(ih0, g->r, g->dh, g->h, &r_lo, &r_hi);
+    for (ow = 0; ow < g->ow; ++ow) {
+      const int32_t iw0 = ow * g->sw - g->pl;
+      int32_t s_lo, s_hi, acc;
+      tap_range(iw0, g->s, g->dw, g->w, &s_lo, &s_hi);
+      if (r_lo == 0 && r_hi == g->r && s_lo == 0 && s_hi == g->s) {
+        const int8_t* const base = in + ih0 * ish + iw0 * isw;
+        const int32_t* tp = tab;
+        const int32_t* const te = tab + 2 * nt;
+        const int32_t iw1 = iw0 + g->sw;
+        acc = bias + in_off * wsum;
+        if (ow + 1 < g->ow && iw1 + (g->s - 1) * g->dw < g->w) {
+          /* The next output's window is inside too: both at once, each tap entry read once. */
+          const int8_t* const base1 = base + g->sw * isw;
+          int32_t acc1 = acc;
+          do {
+            acc += (int32_t)base[tp[0]] * tp[1];
+            acc1 += (int32_t)base1[tp[0]] * tp[1];
+            tp += 2;
+          } while (tp != te);
+          out[oh * osh + ow * osw] = dw_plane_rq(acc, fast, full, &c, rq, out_zp, act_min, act_max);
+          ++ow;
+          out[oh * osh + ow * osw] = dw_plane_rq(acc1, fast, full, &c, rq, out_zp, act_min, act_max);
+          continue;
+        }
+        do { /* nt >= 1 */
+          acc += (int32_t)base[tp[0]] * tp[1];
+          tp += 2;
+        } while (tp != te);
+      } else {
+        acc = bias;
+        for (r = r_lo; r < r_hi; ++r)
+          for (s = s_lo; s < s_hi; ++s)
+            acc += ((int32_t)in[(ih0 + r * g->dh) * ish + (iw0 + s * g->dw) * isw] + in_off) *
+                   (int32_t)w[r * wsr + s * wss];
+      }
+      out[oh * osh + ow * osw] = dw_plane_rq(acc, fast, full, &c, rq, out_zp, act_min, act_max);
+    }
+  }
+}
+
 sp_status_t sp_conv_s8_depthwise(const sp_tensor_t* in_desc, const int8_t* in, int32_t in_zp,
                                  const sp_tensor_t* w_desc, const int8_t* w, const int32_t* bias,
                                  const sp_requant_t* rq, int32_t out_zp, int32_t act_min,
@@ -203,6 +278,12 @@ sp_status_t sp_conv_s8_depthwise(const sp_tensor_t* in_desc, const int8_t* in, i
                               act_max, stride, pad, dilation, groups, &g);
   if (st != SP_OK) return st;
   if (groups != g.c) return SP_BAD_ARGUMENT;
+  if (g.c == 1 && g.kg == 1 && g.r * g.s <= DW_PLANE_TAPS) {
+    for (n = 0; n < g.n; ++n)
+      dw_plane_s8(&g, in + n * isn, ish, isw, w, wsr, wss, bias ? bias[0] : 0, rq, in_off, out_zp,
+                  act_min, act_max, out + n * osn, osh, osw);
+    return SP_OK;
+  }
   if (isc == 1 && osc == 1 && wsk == 1 && g.kg == 1) {
     /* Channels contiguous in the input, the output and the weights (NHWC, TFLite [1, R, S, C]
      * weights): per output pixel, channel chunks accumulate over the window's taps (taps outer,

@@ -129,6 +129,48 @@ TEST(FastDense, DepthwiseTapPairsAndFourChannelRequantEqualThePlainLoops) {
   }
 }
 
+// TinyEngine's in-place depthwise runs one channel plane per call (input pixels strided by the
+// channel count, output dense): the plane path (interior tap table, two outputs at a time) equals
+// the generic loop for odd and even widths, strides, paddings, dilations and kernel sizes.
+TEST(FastDense, DepthwisePlaneEqualsTheGenericLoop) {
+  std::mt19937 rng(47);
+  std::uniform_int_distribution<int> byte(-128, 127);
+  std::uniform_int_distribution<int32_t> mult(1 << 30, INT32_MAX);
+  int cases = 0;
+  for (int k : {1, 3, 5, 7})
+    for (int stride : {1, 2})
+      for (int dil : {1, 2})
+        for (int hw : {1, 6, 9, 12}) {
+          const int pad = k / 2, C = 5;  // the plane is channel 2 of a 5-channel NHWC tensor
+          std::vector<int8_t> x(hw * hw * C), wt(k * k);
+          for (auto& v : x) v = static_cast<int8_t>(byte(rng));
+          for (auto& v : wt) v = static_cast<int8_t>(byte(rng));
+          const int32_t span = hw + 2 * pad - dil * (k - 1) - 1;
+          if (span < 0) continue;
+          const int32_t o = span / stride + 1;
+          const sp_tensor_t in_d{4, {1, 1, hw, hw}, {hw * hw * C, 1, hw * C, C}};
+          const sp_tensor_t w_d{4, {1, 1, k, k}, {k * k, 1, k, 1}};
+          const sp_tensor_t out_d{4, {1, 1, o, o}, {o * o, o * o, o, 1}};
+          const int32_t st[2] = {stride, stride}, pd[4] = {pad, pad, pad, pad}, dl[2] = {dil, dil};
+          const int32_t bias = 321;
+          for (int32_t shift : {-7, 1}) {  // fast and slow requantisation
+            for (auto [lo, hi] : {std::pair{-128, 127}, std::pair{-128, 60}}) {
+              const sp_requant_t rq{mult(rng), shift};
+              std::vector<int8_t> got(o * o), want(o * o);
+              ASSERT_EQ(sp_conv_s8(&in_d, x.data() + 2, -3, &w_d, wt.data(), &bias, &rq, 5, lo, hi, st, pd, dl, 1,
+                                   &out_d, got.data()),
+                        SP_OK);
+              ASSERT_EQ(sp_conv_s8_generic(&in_d, x.data() + 2, -3, &w_d, wt.data(), &bias, &rq, 5, lo, hi, st, pd,
+                                           dl, 1, &out_d, want.data()),
+                        SP_OK);
+              ASSERT_EQ(got, want) << "k=" << k << " stride=" << stride << " dil=" << dil << " hw=" << hw;
+              ++cases;
+            }
+          }
+        }
+  EXPECT_GT(cases, 100);
+}
+
 // Plain loop: dst[p * dps + k * dcs] for npix pixels at x + p * xs.
 std::vector<int8_t> PlainDense(const std::vector<int8_t>& x, int32_t xs, int32_t npix, int32_t n,
                                const std::vector<int8_t>& w, int32_t ws, const std::vector<int32_t>& bias,
