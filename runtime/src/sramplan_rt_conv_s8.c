@@ -95,10 +95,15 @@ sp_status_t sp_conv_s8_generic(const sp_tensor_t* in_desc, const int8_t* in, int
     /* NHWC input, [K][R][S][C] weights, a small window: each output pixel's window is gathered
      * into one contiguous column (padding taps as the input zero point, which add 0), then four
      * output channels at a time over the column. */
-    int8_t col[2][CONV_COL_MAX];
+    /* With dense filters (row stride = window length) the second window follows the first at
+     * that stride, so both pixels and both filter rows are one stride apart and the 2x2 block
+     * takes the assembly loop (sp_dense_out2); otherwise each window has its own padded slot. */
+    int8_t colbuf[2 * CONV_COL_MAX];
     const int32_t ncol = g.r * g.s * g.c, ncol4 = (ncol + 3) & ~3;
-    const int pad4 = ncol4 != ncol && ncol4 <= CONV_COL_MAX && wsk == ncol;
-    for (c = ncol; c < ncol4 && c < CONV_COL_MAX; ++c) col[0][c] = col[1][c] = (int8_t)in_zp;
+    const int adjacent = wsk == ncol && SP_DSP;
+    int8_t* const col[2] = {colbuf, colbuf + (adjacent ? ncol : CONV_COL_MAX)};
+    const int pad4 = !adjacent && ncol4 != ncol && ncol4 <= CONV_COL_MAX && wsk == ncol;
+    for (c = ncol; c < ncol4 && c < CONV_COL_MAX && !adjacent; ++c) col[0][c] = col[1][c] = (int8_t)in_zp;
     for (n = 0; n < g.n; ++n) {
       for (oh = 0; oh < g.oh; ++oh) {
         const int32_t ih0 = oh * g.sh - g.pt;
