@@ -82,6 +82,77 @@ static SP_ALWAYS_INLINE int8_t sp_fq_out(int32_t acc, const sp_requant_t* rq, in
   return (int8_t)(v > act_max ? act_max : v);
 }
 
+/* Fast requantisation for one output channel whose shift is negative and multiplier non-negative
+ * (every channel a real quantizer gives, scale < 1): sp_mbqm(x, m, shift) = RoundingDivideByPOT(h, r)
+ * with h = floor((x*m + 2^30) / 2^31) and r = min(-shift, 31) >= 1. Rounding half away from zero
+ * is floor((h + 2^(r-1) - [h < 0]) / 2^r); folding h's floor in gives
+ *   floor((x*m + 2^30 + (2^(r-1) - [h < 0]) * 2^31) / 2^(31 + r)),
+ * and [h < 0] may be replaced by [x < 0]: they differ only for x*m in [-2^30, 0), where h = 0 and
+ * both give 0 (r >= 1). The constant 2^30 + 2^(r-1) * 2^31 is precomputed per channel (klo, khi),
+ * the [x < 0] term is one add with carry and the division is the high word of one SMLAL shifted by
+ * r - 1: 5 instructions instead of about 20. |result| <= 2^30, so sp_mbqm_zp's clamp is a no-op. */
+typedef struct {
+  int32_t m;    /* multiplier */
+  uint32_t klo; /* 2^30 + 2^(r-1) * 2^31, low word */
+  int32_t khi;  /* ... high word */
+  int32_t sh;   /* r - 1 */
+} sp_rqc_t;
+
+/* 1 (and c filled) if rq takes the fast path with output zero point out_zp; 0 otherwise. */
+static SP_ALWAYS_INLINE int sp_rqc_init(const sp_requant_t* rq, int32_t out_zp, sp_rqc_t* c) {
+  const int32_t right = rq->shift < -31 ? 31 : -rq->shift;
+  uint32_t half;
+  c->m = 0;
+  c->klo = 0;
+  c->khi = 0;
+  c->sh = 0;
+  if (rq->multiplier < 0 || right < 1 || out_zp < -65536 || out_zp > 65536) return 0;
+  half = 1u << (right - 1);
+  c->m = rq->multiplier;
+  c->sh = right - 1;
+  c->klo = (1u << 30) | (half << 31);
+  c->khi = (int32_t)(half >> 1);
+  return 1;
+}
+
+/* = sp_mbqm(x, rq->multiplier, rq->shift) for a channel sp_rqc_init accepted. */
+static SP_ALWAYS_INLINE int32_t sp_rqc_apply(int32_t x, const sp_rqc_t* c) {
+#if SP_DSP
+  uint32_t lo, t;
+  int32_t hi;
+  __asm__("asr %[t], %[x], #31\n\t"
+          "adds %[lo], %[klo], %[t], lsl #31\n\t"
+          "adc %[hi], %[khi], %[t]\n\t"
+          "smlal %[lo], %[hi], %[x], %[m]\n\t"
+          : [lo] "=&r"(lo), [hi] "=&r"(hi), [t] "=&r"(t)
+          : [x] "r"(x), [m] "r"(c->m), [klo] "r"(c->klo), [khi] "r"(c->khi)
+          : "cc");
+  return hi >> c->sh;
+#else
+  const int64_t k = (int64_t)(((uint64_t)(uint32_t)c->khi << 32) | c->klo);
+  const int64_t q = k + (x < 0 ? -((int64_t)1 << 31) : 0) + (int64_t)x * c->m;
+  return sp_floor_shift_i32((int32_t)(uint32_t)((uint64_t)q >> 32), c->sh);
+#endif
+}
+
+/* sp_rqc_out for the full int8 activation range [-128, 127]: one saturation. */
+static SP_ALWAYS_INLINE int8_t sp_rqc_out_full(int32_t acc, const sp_rqc_t* c, int32_t out_zp) {
+#if SP_DSP
+  return (int8_t)__ssat(sp_rqc_apply(acc, c) + out_zp, 8);
+#else
+  const int32_t v = sp_rqc_apply(acc, c) + out_zp;
+  return (int8_t)(v < -128 ? -128 : (v > 127 ? 127 : v));
+#endif
+}
+
+/* sp_fq_out through the fast path. */
+static SP_ALWAYS_INLINE int8_t sp_rqc_out(int32_t acc, const sp_rqc_t* c, int32_t out_zp,
+                                          int32_t act_min, int32_t act_max) {
+  int32_t v = sp_rqc_apply(acc, c) + out_zp;
+  v = v < act_min ? act_min : v;
+  return (int8_t)(v > act_max ? act_max : v);
+}
+
 /* TFLite int8 Add of one element pair (= sp_add_s8 / the segment kernels' residual add). */
 static SP_ALWAYS_INLINE int8_t sp_fq_add(int32_t a, int32_t b, const sp_add_s8_params_t* p) {
   const int32_t x1 = (a - p->in1_zp) * (1 << p->left_shift);
@@ -93,6 +164,98 @@ static SP_ALWAYS_INLINE int8_t sp_fq_add(int32_t a, int32_t b, const sp_add_s8_p
   v += p->out_zp;
   v = v < p->act_min ? p->act_min : v;
   return (int8_t)(v > p->act_max ? p->act_max : v);
+}
+
+/* ---- One tensor-wide requantisation (the Add's three) -------------------------------------
+ * Prepared once per call: mode 1 the fast path (shift < 0), mode 2 shift >= 0 (left shift, then
+ * the doubling high multiply, no rounding division), mode 0 sp_fq_mbqm. All equal sp_mbqm. */
+typedef struct {
+  sp_rqc_t c;
+  int32_t multiplier, shift, left, mode;
+} sp_rqt_t;
+
+static SP_ALWAYS_INLINE void sp_rqt_init(const sp_requant_t* rq, sp_rqt_t* t) {
+  t->multiplier = rq->multiplier;
+  t->shift = rq->shift;
+  t->left = rq->shift > 31 ? 31 : rq->shift;
+  if (sp_rqc_init(rq, 0, &t->c))
+    t->mode = 1;
+  else
+    t->mode = rq->shift >= 0 && rq->multiplier != INT32_MIN ? 2 : 0;
+}
+
+static SP_ALWAYS_INLINE int32_t sp_rqt_apply(int32_t x, const sp_rqt_t* t) {
+  if (t->mode == 1) return sp_rqc_apply(x, &t->c);
+  if (t->mode == 2) return sp_fq_srdhm((int32_t)((uint32_t)x << t->left), t->multiplier);
+  return sp_fq_mbqm(x, t->multiplier, t->shift);
+}
+
+/* sp_fq_add with its three requantisations prepared once (sp_addc_init). */
+typedef struct {
+  sp_rqt_t r1, r2, ro;
+  int32_t in1_zp, in2_zp, out_zp, left_shift, act_min, act_max;
+} sp_addc_t;
+
+static SP_ALWAYS_INLINE void sp_addc_init(const sp_add_s8_params_t* p, sp_addc_t* c) {
+  sp_rqt_init(&p->in1_rq, &c->r1);
+  sp_rqt_init(&p->in2_rq, &c->r2);
+  sp_rqt_init(&p->out_rq, &c->ro);
+  c->in1_zp = p->in1_zp;
+  c->in2_zp = p->in2_zp;
+  c->out_zp = p->out_zp;
+  c->left_shift = p->left_shift;
+  c->act_min = p->act_min;
+  c->act_max = p->act_max;
+}
+
+/* = sp_fq_add(a, b, p) for the p sp_addc_init prepared c from. */
+static SP_ALWAYS_INLINE int8_t sp_addc(int32_t a, int32_t b, const sp_addc_t* c) {
+  const int32_t x1 = (a - c->in1_zp) * (1 << c->left_shift);
+  const int32_t x2 = (b - c->in2_zp) * (1 << c->left_shift);
+  int32_t v = sp_rqt_apply(sp_rqt_apply(x1, &c->r1) + sp_rqt_apply(x2, &c->r2), &c->ro);
+  v = v > (1 << 30) ? (1 << 30) : (v < -(1 << 30) ? -(1 << 30) : v);
+  v += c->out_zp;
+  v = v < c->act_min ? c->act_min : v;
+  return (int8_t)(v > c->act_max ? c->act_max : v);
+}
+
+/* 1 if every channel of rq[0..n) has a shift in [-31, -1] and a non-negative multiplier and
+ * |out_zp| <= 2^16: sp_rqf_out_full may then requantise any of them (checked once per call). */
+static inline int sp_rq_all_fast(const sp_requant_t* rq, int32_t n, int32_t out_zp) {
+  int32_t i;
+  if (out_zp < -65536 || out_zp > 65536) return 0;
+  for (i = 0; i < n; ++i)
+    if (rq[i].multiplier < 0 || rq[i].shift < -31 || rq[i].shift > -1) return 0;
+  return 1;
+}
+
+/* sp_rqc_out_full with the channel constants derived inline from rq (no checks, no branch): only
+ * for channels sp_rq_all_fast accepted. */
+static SP_ALWAYS_INLINE int8_t sp_rqf_out_full(int32_t acc, const sp_requant_t* rq, int32_t out_zp) {
+  sp_rqc_t c;
+  const uint32_t half = 1u << (uint32_t)~rq->shift; /* 2^(r - 1), r = -shift */
+  c.m = rq->multiplier;
+  c.sh = ~rq->shift;
+  c.klo = (1u << 30) | (half << 31);
+  c.khi = (int32_t)(half >> 1);
+  return sp_rqc_out_full(acc, &c, out_zp);
+}
+
+/* dst[i] = requant(acc[i], rq[i]) for i < 4 (four channels of one pixel: depthwise), each through
+ * the fast path where its channel allows. */
+static SP_ALWAYS_INLINE void sp_rq4_store(const int32_t acc[4], const sp_requant_t* rq, int32_t out_zp,
+                                          int32_t act_min, int32_t act_max, int8_t* dst) {
+  const int full = act_min == -128 && act_max == 127;
+  int i;
+  for (i = 0; i < 4; ++i) {
+    sp_rqc_t c;
+    if (!sp_rqc_init(&rq[i], out_zp, &c))
+      dst[i] = sp_fq_out(acc[i], &rq[i], out_zp, act_min, act_max);
+    else if (full)
+      dst[i] = sp_rqc_out_full(acc[i], &c, out_zp);
+    else
+      dst[i] = sp_rqc_out(acc[i], &c, out_zp, act_min, act_max);
+  }
 }
 
 /* ---- Dot products: sum_i (x[i] + in_off) * w[i] ---------------------------------------------- */
@@ -242,6 +405,329 @@ static SP_ALWAYS_INLINE void sp_dw4_s8(const int8_t* xb, const int32_t* xoff, co
   for (t = 0; t < ntap; ++t) {
     const int8_t* x = xb + xoff[t];
     const int8_t* w = wb + woff[t];
+    a0 += ((int32_t)x[0] + in_off) * (int32_t)w[0];
+    a1 += ((int32_t)x[1] + in_off) * (int32_t)w[1];
+    a2 += ((int32_t)x[2] + in_off) * (int32_t)w[2];
+    a3 += ((int32_t)x[3] + in_off) * (int32_t)w[3];
+  }
+  acc[0] = a0;
+  acc[1] = a1;
+  acc[2] = a2;
+  acc[3] = a3;
+}
+
+/* ---- 2x2 block on the DSP path: two pixels x, x + st by two weight rows w, w + st ------------
+ * (the common case of dense NHWC input and dense [K][C] weights: both strides are C). One 4-byte
+ * step: 4 loads, 4 + 4 sign extensions (the input offset added in SXTAB16), 8 SMLAD. The loop is
+ * written in assembly so that all 14 values stay in registers (the compiler spilled pointers and the
+ * counter); the trip count lives on the stack and costs 3 instructions per 16 bytes. */
+#if SP_DSP
+#define SP_MAC2X2_STEP                                  \
+  "ldr %[t0], [%[w], %[st]]\n\t"                        \
+  "ldr %[t2], [%[w]], #4\n\t"                           \
+  "sxtb16 %[t1], %[t0]\n\t"                             \
+  "sxtb16 %[t0], %[t0], ror #8\n\t"                     \
+  "sxtb16 %[t3], %[t2]\n\t"                             \
+  "sxtb16 %[t2], %[t2], ror #8\n\t"                     \
+  "ldr %[t4], [%[x], %[st]]\n\t"                        \
+  "sxtab16 %[t5], %[off], %[t4], ror #8\n\t"            \
+  "sxtab16 %[t4], %[off], %[t4]\n\t"                    \
+  "smlad %[a2], %[t4], %[t3], %[a2]\n\t"                \
+  "smlad %[a3], %[t4], %[t1], %[a3]\n\t"                \
+  "smlad %[a2], %[t5], %[t2], %[a2]\n\t"                \
+  "smlad %[a3], %[t5], %[t0], %[a3]\n\t"                \
+  "ldr %[t4], [%[x]], #4\n\t"                           \
+  "sxtab16 %[t5], %[off], %[t4], ror #8\n\t"            \
+  "sxtab16 %[t4], %[off], %[t4]\n\t"                    \
+  "smlad %[a0], %[t4], %[t3], %[a0]\n\t"                \
+  "smlad %[a1], %[t4], %[t1], %[a1]\n\t"                \
+  "smlad %[a0], %[t5], %[t2], %[a0]\n\t"                \
+  "smlad %[a1], %[t5], %[t0], %[a1]\n\t"
+
+/* acc += {x.w, x.(w + st), (x + st).w, (x + st).(w + st)} over n bytes, n a multiple of 4. */
+static SP_ALWAYS_INLINE void sp_mac2x2_eq(const int8_t* x, const int8_t* w, int32_t st, int32_t n,
+                                          uint32_t off2, int32_t acc[4]) {
+  int32_t a0 = acc[0], a1 = acc[1], a2 = acc[2], a3 = acc[3];
+  uint32_t t0, t1, t2, t3, t4, t5;
+  int32_t cnt = n >> 4;
+  if (cnt > 0) {
+    __asm__ volatile("1:\n\t" SP_MAC2X2_STEP SP_MAC2X2_STEP SP_MAC2X2_STEP SP_MAC2X2_STEP
+                     "ldr %[t0], %[cnt]\n\t"
+                     "subs %[t0], %[t0], #1\n\t"
+                     "str %[t0], %[cnt]\n\t"
+                     "bne 1b\n\t"
+                     : [x] "+r"(x), [w] "+r"(w), [a0] "+r"(a0), [a1] "+r"(a1), [a2] "+r"(a2),
+                       [a3] "+r"(a3), [t0] "=&r"(t0), [t1] "=&r"(t1), [t2] "=&r"(t2),
+                       [t3] "=&r"(t3), [t4] "=&r"(t4), [t5] "=&r"(t5), [cnt] "+m"(cnt)
+                     : [st] "r"(st), [off] "r"(off2)
+                     : "cc", "memory");
+  }
+  for (n &= 12; n > 0; n -= 4) {
+    __asm__(SP_MAC2X2_STEP
+            : [x] "+r"(x), [w] "+r"(w), [a0] "+r"(a0), [a1] "+r"(a1), [a2] "+r"(a2), [a3] "+r"(a3),
+              [t0] "=&r"(t0), [t1] "=&r"(t1), [t2] "=&r"(t2), [t3] "=&r"(t3), [t4] "=&r"(t4),
+              [t5] "=&r"(t5)
+            : [st] "r"(st), [off] "r"(off2)
+            : "memory");
+  }
+  acc[0] = a0;
+  acc[1] = a1;
+  acc[2] = a2;
+  acc[3] = a3;
+}
+#endif
+
+#if SP_DSP
+/* acc[j] += x . (w + j * st) for j < 4 over n bytes, n a multiple of 4 (> 0): one pixel by four
+ * weight rows; 25 instructions per 16 multiply-accumulates, every value in a register. */
+#define SP_MAC1X4_ROWS(wp, ra, rb)                       \
+  "ldr %[t], [" wp ", %[st]]\n\t"                       \
+  "sxtb16 %[u], %[t]\n\t"                               \
+  "sxtb16 %[t], %[t], ror #8\n\t"                       \
+  "smlad " rb ", %[xe], %[u], " rb "\n\t"               \
+  "smlad " rb ", %[xo], %[t], " rb "\n\t"               \
+  "ldr %[t], [" wp "], #4\n\t"                          \
+  "sxtb16 %[u], %[t]\n\t"                               \
+  "sxtb16 %[t], %[t], ror #8\n\t"                       \
+  "smlad " ra ", %[xe], %[u], " ra "\n\t"               \
+  "smlad " ra ", %[xo], %[t], " ra "\n\t"
+static SP_ALWAYS_INLINE void sp_mac1x4(const int8_t* x, const int8_t* w, int32_t st, int32_t n,
+                                       uint32_t off2, int32_t acc[4]) {
+  int32_t a0 = acc[0], a1 = acc[1], a2 = acc[2], a3 = acc[3];
+  const int8_t* w2 = w + 2 * st;
+  const int8_t* const end = x + n;
+  uint32_t t, u, xe, xo;
+  __asm__ volatile("1:\n\t"
+                   "ldr %[t], [%[x]], #4\n\t"
+                   "sxtab16 %[xe], %[off], %[t]\n\t"
+                   "sxtab16 %[xo], %[off], %[t], ror #8\n\t"
+                   SP_MAC1X4_ROWS("%[w]", "%[a0]", "%[a1]")
+                   SP_MAC1X4_ROWS("%[w2]", "%[a2]", "%[a3]")
+                   "cmp %[x], %[end]\n\t"
+                   "bne 1b\n\t"
+                   : [x] "+r"(x), [w] "+r"(w), [w2] "+r"(w2), [a0] "+r"(a0), [a1] "+r"(a1),
+                     [a2] "+r"(a2), [a3] "+r"(a3), [t] "=&r"(t), [u] "=&r"(u), [xe] "=&r"(xe),
+                     [xo] "=&r"(xo)
+                   : [st] "r"(st), [off] "r"(off2), [end] "r"(end)
+                   : "cc", "memory");
+  acc[0] = a0;
+  acc[1] = a1;
+  acc[2] = a2;
+  acc[3] = a3;
+}
+#endif
+
+#if defined(__GNUC__)
+#define SP_NOINLINE __attribute__((noinline, unused))
+#else
+#define SP_NOINLINE
+#endif
+
+/* One requantised output through the fast path when the channel allows it (sp_rqc_t), else
+ * sp_fq_out: both equal sp_mbqm_zp + clamp. */
+#define SP_RQ_OUT(acc, fast, c, rqp, out_zp, act_min, act_max)           \
+  ((fast) ? sp_rqc_out((acc), (c), (out_zp), (act_min), (act_max))       \
+          : sp_fq_out((acc), (rqp), (out_zp), (act_min), (act_max)))
+
+/* ---- Dense outputs (pointwise conv, FC, the bottleneck's expansion and projection) -----------
+ * `count` outputs of one contiguous x of n bytes into dst[k * ds]:
+ *   dst[k * ds] = requant_k(bias[k] + sum_i (x[i] + in_off) * w[k * ws + i]),
+ * four output channels at a time (each loaded word of x feeds four rows). */
+static SP_NOINLINE void sp_dense_out(const int8_t* x, int32_t n, const int8_t* w, int32_t ws,
+                                            const int32_t* bias, const sp_requant_t* rq,
+                                            int32_t in_off, int32_t out_zp, int32_t act_min,
+                                            int32_t act_max, int8_t* dst, int32_t ds,
+                                            int32_t count) {
+  int32_t k = 0, j;
+  /* Every channel on the fast requantisation and the full int8 range (checked once). */
+  const int ff = act_min == -128 && act_max == 127 && sp_rq_all_fast(rq, count, out_zp);
+#if SP_DSP
+  const int32_t n4 = SP_OFF_OK(in_off) ? (n & ~3) : 0;
+  const uint32_t off2 = sp_off2(in_off);
+#endif
+  for (; k + 4 <= count; k += 4) {
+    int32_t acc[4] = {0, 0, 0, 0};
+    if (bias) {
+      for (j = 0; j < 4; ++j) acc[j] = bias[k + j];
+    }
+#if SP_DSP
+    if (n4 > 0) {
+      sp_mac1x4(x, w + k * ws, ws, n4, off2, acc);
+      if (n4 < n) sp_dot4_s8(x + n4, w + k * ws + n4, ws, n - n4, in_off, acc);
+    } else
+#endif
+      sp_dot4_s8(x, w + k * ws, ws, n, in_off, acc);
+    if (ff) {
+      for (j = 0; j < 4; ++j) dst[(k + j) * ds] = sp_rqf_out_full(acc[j], &rq[k + j], out_zp);
+      continue;
+    }
+    for (j = 0; j < 4; ++j) {
+      sp_rqc_t c;
+      const int f = sp_rqc_init(&rq[k + j], out_zp, &c);
+      dst[(k + j) * ds] = SP_RQ_OUT(acc[j], f, &c, &rq[k + j], out_zp, act_min, act_max);
+    }
+  }
+  for (; k < count; ++k) {
+    const int32_t acc = sp_dot_s8(x, w + k * ws, n, in_off) + (bias ? bias[k] : 0);
+    dst[k * ds] = sp_fq_out(acc, &rq[k], out_zp, act_min, act_max);
+  }
+}
+
+/* sp_dense_out for two pixels x0, x1 into dst0, dst1 (2x2 output blocking: two pixels by two
+ * output channels, every loaded word feeds two multiply-accumulates). */
+static SP_NOINLINE void sp_dense_out2(const int8_t* x0, const int8_t* x1, int32_t n,
+                                             const int8_t* w, int32_t ws, const int32_t* bias,
+                                             const sp_requant_t* rq, int32_t in_off,
+                                             int32_t out_zp, int32_t act_min, int32_t act_max,
+                                             int8_t* dst0, int8_t* dst1, int32_t ds,
+                                             int32_t count) {
+  int32_t k = 0;
+#if SP_DSP
+  const int eq = x1 - x0 == ws && n >= 4 && SP_OFF_OK(in_off);
+  const uint32_t off2 = sp_off2(in_off);
+#endif
+  for (; k + 2 <= count; k += 2) {
+    int32_t acc[4] = {0, 0, 0, 0};
+    sp_rqc_t c0, c1;
+    int f0, f1;
+    if (bias) {
+      acc[0] = acc[2] = bias[k];
+      acc[1] = acc[3] = bias[k + 1];
+    }
+#if SP_DSP
+    if (eq) {
+      const int32_t n4 = n & ~3;
+      sp_mac2x2_eq(x0, w + k * ws, ws, n4, off2, acc);
+      if (n4 < n) sp_dot2x2_s8(x0 + n4, x1 + n4, w + k * ws + n4, ws, n - n4, in_off, acc);
+    } else
+#endif
+      sp_dot2x2_s8(x0, x1, w + k * ws, ws, n, in_off, acc);
+    f0 = sp_rqc_init(&rq[k], out_zp, &c0);
+    f1 = sp_rqc_init(&rq[k + 1], out_zp, &c1);
+    dst0[k * ds] = SP_RQ_OUT(acc[0], f0, &c0, &rq[k], out_zp, act_min, act_max);
+    dst1[k * ds] = SP_RQ_OUT(acc[2], f0, &c0, &rq[k], out_zp, act_min, act_max);
+    dst0[(k + 1) * ds] = SP_RQ_OUT(acc[1], f1, &c1, &rq[k + 1], out_zp, act_min, act_max);
+    dst1[(k + 1) * ds] = SP_RQ_OUT(acc[3], f1, &c1, &rq[k + 1], out_zp, act_min, act_max);
+  }
+  if (k < count) {
+    sp_dense_out(x0, n, w + k * ws, ws, bias ? bias + k : 0, rq + k, in_off, out_zp, act_min,
+                 act_max, dst0 + k * ds, ds, count - k);
+    sp_dense_out(x1, n, w + k * ws, ws, bias ? bias + k : 0, rq + k, in_off, out_zp, act_min,
+                 act_max, dst1 + k * ds, ds, count - k);
+  }
+}
+
+/* ---- Dense outputs of many pixels, output channels outer -------------------------------------
+ * npix pixels x + p * xs (n bytes each) times `count` weight rows w + k * ws:
+ *   dst[p * dps + k * dcs] = requant_k(bias[k] + sum_i (x[p * xs + i] + in_off) * w[k * ws + i]).
+ * Two output channels at a time over all pixels two at a time (2x2 blocking): the two channels'
+ * bias and requantisation constants are set up once per channel pair, not once per pixel. */
+static SP_NOINLINE void sp_dense_pixels(const int8_t* x, int32_t xs, int32_t npix, int32_t n,
+                                        const int8_t* w, int32_t ws, const int32_t* bias,
+                                        const sp_requant_t* rq, int32_t in_off, int32_t out_zp,
+                                        int32_t act_min, int32_t act_max, int8_t* dst, int32_t dps,
+                                        int32_t dcs, int32_t count) {
+  int32_t k = 0, p;
+#if SP_DSP
+  const int eq = xs == ws && n >= 4 && SP_OFF_OK(in_off);
+  const uint32_t off2 = sp_off2(in_off);
+#endif
+  if (npix < 2) {
+    for (p = 0; p < npix; ++p)
+      sp_dense_out(x + p * xs, n, w, ws, bias, rq, in_off, out_zp, act_min, act_max, dst + p * dps,
+                   dcs, count);
+    return;
+  }
+  for (; k + 2 <= count; k += 2) {
+    const int8_t* const wk = w + k * ws;
+    const int32_t b0 = bias ? bias[k] : 0, b1 = bias ? bias[k + 1] : 0;
+    const sp_requant_t* const rq0 = &rq[k];
+    const sp_requant_t* const rq1 = &rq[k + 1];
+    sp_rqc_t c0, c1;
+    /* 2: fast requantisation and the full int8 range, 1: fast, 0: sp_fq_out. */
+    const int fast = (sp_rqc_init(rq0, out_zp, &c0) & sp_rqc_init(rq1, out_zp, &c1)) *
+                     (act_min == -128 && act_max == 127 ? 2 : 1);
+    const int8_t* xp = x;
+    int8_t* dp = dst + k * dcs;
+    for (p = 0; p + 2 <= npix; p += 2, xp += 2 * xs, dp += 2 * dps) {
+      int32_t acc[4];
+      acc[0] = acc[2] = b0;
+      acc[1] = acc[3] = b1;
+#if SP_DSP
+      if (eq) {
+        const int32_t n4 = n & ~3;
+        sp_mac2x2_eq(xp, wk, ws, n4, off2, acc);
+        if (n4 < n) sp_dot2x2_s8(xp + n4, xp + xs + n4, wk + n4, ws, n - n4, in_off, acc);
+      } else
+#endif
+        sp_dot2x2_s8(xp, xp + xs, wk, ws, n, in_off, acc);
+      if (fast == 2) {
+        dp[0] = sp_rqc_out_full(acc[0], &c0, out_zp);
+        dp[dcs] = sp_rqc_out_full(acc[1], &c1, out_zp);
+        dp[dps] = sp_rqc_out_full(acc[2], &c0, out_zp);
+        dp[dps + dcs] = sp_rqc_out_full(acc[3], &c1, out_zp);
+      } else if (fast) {
+        dp[0] = sp_rqc_out(acc[0], &c0, out_zp, act_min, act_max);
+        dp[dcs] = sp_rqc_out(acc[1], &c1, out_zp, act_min, act_max);
+        dp[dps] = sp_rqc_out(acc[2], &c0, out_zp, act_min, act_max);
+        dp[dps + dcs] = sp_rqc_out(acc[3], &c1, out_zp, act_min, act_max);
+      } else {
+        dp[0] = sp_fq_out(acc[0], rq0, out_zp, act_min, act_max);
+        dp[dcs] = sp_fq_out(acc[1], rq1, out_zp, act_min, act_max);
+        dp[dps] = sp_fq_out(acc[2], rq0, out_zp, act_min, act_max);
+        dp[dps + dcs] = sp_fq_out(acc[3], rq1, out_zp, act_min, act_max);
+      }
+    }
+    if (p < npix) {
+      dp[0] = sp_fq_out(b0 + sp_dot_s8(xp, wk, n, in_off), rq0, out_zp, act_min, act_max);
+      dp[dcs] = sp_fq_out(b1 + sp_dot_s8(xp, wk + ws, n, in_off), rq1, out_zp, act_min, act_max);
+    }
+  }
+  if (k < count) { /* the last, odd channel */
+    const int32_t b0 = bias ? bias[k] : 0;
+    for (p = 0; p < npix; ++p)
+      dst[p * dps + k * dcs] =
+          sp_fq_out(b0 + sp_dot_s8(x + p * xs, w + k * ws, n, in_off), &rq[k], out_zp, act_min,
+                    act_max);
+  }
+}
+
+/* sp_dw4_s8 with the taps as pairs tp[2t] (input offset), tp[2t + 1] (weight offset): on the DSP
+ * path one LDRD per tap and a loop in assembly with every value in a register (13 instructions per
+ * tap for four channels; the compiler's loop spilled to the stack, 19). */
+static SP_ALWAYS_INLINE void sp_dw4p_s8(const int8_t* xb, const int8_t* wb, const int32_t* tp,
+                                        int32_t ntap, int32_t in_off, int32_t acc[4]) {
+  int32_t a0 = acc[0], a1 = acc[1], a2 = acc[2], a3 = acc[3], t = 0;
+#if SP_DSP
+  if (ntap > 0 && SP_OFF_OK(in_off)) {
+    const uint32_t off2 = sp_off2(in_off);
+    const int32_t* const end = tp + 2 * ntap;
+    uint32_t t0, t1, t2, t3;
+    __asm__ volatile("1:\n\t"
+                     "ldrd %[t0], %[t1], [%[tp]], #8\n\t"
+                     "ldr %[t0], [%[xb], %[t0]]\n\t"
+                     "ldr %[t1], [%[wb], %[t1]]\n\t"
+                     "sxtab16 %[t2], %[off], %[t0]\n\t"
+                     "sxtab16 %[t0], %[off], %[t0], ror #8\n\t"
+                     "sxtb16 %[t3], %[t1]\n\t"
+                     "sxtb16 %[t1], %[t1], ror #8\n\t"
+                     "smlabb %[a0], %[t2], %[t3], %[a0]\n\t"
+                     "smlatt %[a2], %[t2], %[t3], %[a2]\n\t"
+                     "smlabb %[a1], %[t0], %[t1], %[a1]\n\t"
+                     "smlatt %[a3], %[t0], %[t1], %[a3]\n\t"
+                     "cmp %[tp], %[end]\n\t"
+                     "bne 1b\n\t"
+                     : [tp] "+r"(tp), [a0] "+r"(a0), [a1] "+r"(a1), [a2] "+r"(a2), [a3] "+r"(a3),
+                       [t0] "=&r"(t0), [t1] "=&r"(t1), [t2] "=&r"(t2), [t3] "=&r"(t3)
+                     : [xb] "r"(xb), [wb] "r"(wb), [off] "r"(off2), [end] "r"(end)
+                     : "cc", "memory");
+    t = ntap;
+    tp -= 2 * ntap;
+  }
+#endif
+  for (; t < ntap; ++t) {
+    const int8_t* x = xb + tp[2 * t];
+    const int8_t* w = wb + tp[2 * t + 1];
     a0 += ((int32_t)x[0] + in_off) * (int32_t)w[0];
     a1 += ((int32_t)x[1] + in_off) * (int32_t)w[1];
     a2 += ((int32_t)x[2] + in_off) * (int32_t)w[2];

@@ -65,55 +65,9 @@ static inline void tap_range(int32_t i0, int32_t k, int32_t d, int32_t n, int32_
 
 #define requant_out sp_fq_out
 
-/* `count` outputs (dst[k * dst_stride]) of one contiguous x of n bytes: requant(bias[k] +
- * x . w[k * ws ..]), four output channels at a time (each loaded word of x feeds four rows). */
-static SP_ALWAYS_INLINE void dense_out(const int8_t* x, int32_t n, const int8_t* w, int32_t ws,
-                                       const int32_t* bias, const sp_requant_t* rq, int32_t in_off,
-                                       int32_t out_zp, int32_t act_min, int32_t act_max,
-                                       int8_t* dst, int32_t dst_stride, int32_t count) {
-  int32_t k = 0, j;
-  for (; k + 4 <= count; k += 4) {
-    int32_t acc[4] = {0, 0, 0, 0};
-    if (bias) {
-      for (j = 0; j < 4; ++j) acc[j] = bias[k + j];
-    }
-    sp_dot4_s8(x, w + k * ws, ws, n, in_off, acc);
-    for (j = 0; j < 4; ++j)
-      dst[(k + j) * dst_stride] = sp_fq_out(acc[j], &rq[k + j], out_zp, act_min, act_max);
-  }
-  for (; k < count; ++k) {
-    const int32_t acc = sp_dot_s8(x, w + k * ws, n, in_off) + (bias ? bias[k] : 0);
-    dst[k * dst_stride] = sp_fq_out(acc, &rq[k], out_zp, act_min, act_max);
-  }
-}
-
-/* dense_out for two pixels x0, x1 (outputs to dst0, dst1): 2x2 blocking, two pixels by two output
- * channels, so each loaded word of input and of weights feeds two multiply-accumulates. */
-static SP_ALWAYS_INLINE void dense_out2(const int8_t* x0, const int8_t* x1, int32_t n,
-                                        const int8_t* w, int32_t ws, const int32_t* bias,
-                                        const sp_requant_t* rq, int32_t in_off, int32_t out_zp,
-                                        int32_t act_min, int32_t act_max, int8_t* dst0,
-                                        int8_t* dst1, int32_t dst_stride, int32_t count) {
-  int32_t k = 0;
-  for (; k + 2 <= count; k += 2) {
-    int32_t acc[4] = {0, 0, 0, 0};
-    if (bias) {
-      acc[0] = acc[2] = bias[k];
-      acc[1] = acc[3] = bias[k + 1];
-    }
-    sp_dot2x2_s8(x0, x1, w + k * ws, ws, n, in_off, acc);
-    dst0[k * dst_stride] = sp_fq_out(acc[0], &rq[k], out_zp, act_min, act_max);
-    dst0[(k + 1) * dst_stride] = sp_fq_out(acc[1], &rq[k + 1], out_zp, act_min, act_max);
-    dst1[k * dst_stride] = sp_fq_out(acc[2], &rq[k], out_zp, act_min, act_max);
-    dst1[(k + 1) * dst_stride] = sp_fq_out(acc[3], &rq[k + 1], out_zp, act_min, act_max);
-  }
-  if (k < count) {
-    dense_out(x0, n, w + k * ws, ws, bias ? bias + k : 0, rq + k, in_off, out_zp, act_min, act_max,
-              dst0 + k * dst_stride, dst_stride, count - k);
-    dense_out(x1, n, w + k * ws, ws, bias ? bias + k : 0, rq + k, in_off, out_zp, act_min, act_max,
-              dst1 + k * dst_stride, dst_stride, count - k);
-  }
-}
+/* The dense loops (pointwise, FC, the small-window column) are sp_fast_s8.h's. */
+#define dense_out sp_dense_out
+#define dense_out2 sp_dense_out2
 
 /* Largest R*S*C window the generic convolution gathers into a stack column (the 3x3x3 stem). */
 #define CONV_COL_MAX 64
@@ -136,15 +90,20 @@ sp_status_t sp_conv_s8_generic(const sp_tensor_t* in_desc, const int8_t* in, int
   sp_status_t st = conv_check(in_desc, w_desc, out_desc, rq, act_min,
                               act_max, stride, pad, dilation, groups, &g);
   if (st != SP_OK) return st;
-  if (groups == 1 && isc == 1 && wsc == 1 && wss == g.c && wsr == g.s * g.c &&
+  if (groups == 1 && isc == 1 && isw == g.c && wsc == 1 && wss == g.c && wsr == g.s * g.c &&
       g.r * g.s * g.c <= CONV_COL_MAX && in_zp >= -128 && in_zp <= 127) {
     /* NHWC input, [K][R][S][C] weights, a small window: each output pixel's window is gathered
      * into one contiguous column (padding taps as the input zero point, which add 0), then four
      * output channels at a time over the column. */
-    int8_t col[2][CONV_COL_MAX];
+    /* With dense filters (row stride = window length) the second window follows the first at
+     * that stride, so both pixels and both filter rows are one stride apart and the 2x2 block
+     * takes the assembly loop (sp_dense_out2); otherwise each window has its own padded slot. */
+    int8_t colbuf[2 * CONV_COL_MAX];
     const int32_t ncol = g.r * g.s * g.c, ncol4 = (ncol + 3) & ~3;
-    const int pad4 = ncol4 != ncol && ncol4 <= CONV_COL_MAX && wsk == ncol;
-    for (c = ncol; c < ncol4 && c < CONV_COL_MAX; ++c) col[0][c] = col[1][c] = (int8_t)in_zp;
+    const int adjacent = wsk == ncol && SP_DSP;
+    int8_t* const col[2] = {colbuf, colbuf + (adjacent ? ncol : CONV_COL_MAX)};
+    const int pad4 = !adjacent && ncol4 != ncol && ncol4 <= CONV_COL_MAX && wsk == ncol;
+    for (c = ncol; c < ncol4 && c < CONV_COL_MAX && !adjacent; ++c) col[0][c] = col[1][c] = (int8_t)in_zp;
     for (n = 0; n < g.n; ++n) {
       for (oh = 0; oh < g.oh; ++oh) {
         const int32_t ih0 = oh * g.sh - g.pt;
@@ -231,6 +190,81 @@ sp_status_t sp_conv_s8_generic(const sp_tensor_t* in_desc, const int8_t* in, int
   return SP_OK;
 }
 
+/* One channel of a depthwise convolution over strided planes (TinyEngine's in-place depthwise runs
+ * the layer plane by plane): the interior window's taps are one table for the whole call, each
+ * entry an input offset and the tap's weight, and the input offset's contribution in_off * sum(w)
+ * is part of the interior accumulator's start value; border windows are clipped per pixel. Every
+ * output is still computed from its whole window, so the result is the generic loop's. */
+#define DW_PLANE_TAPS 64
+static SP_ALWAYS_INLINE int8_t dw_plane_rq(int32_t acc, int fast, int full, const sp_rqc_t* c,
+                                           const sp_requant_t* rq, int32_t out_zp, int32_t act_min,
+                                           int32_t act_max) {
+  return !fast ? requant_out(acc, rq, out_zp, act_min, act_max)
+               : full ? sp_rqc_out_full(acc, c, out_zp) : sp_rqc_out(acc, c, out_zp, act_min, act_max);
+}
+#if defined(__GNUC__)
+__attribute__((noinline))
+#endif
+static void dw_plane_s8(const conv_geom_t* g, const int8_t* in, int32_t ish, int32_t isw,
+                        const int8_t* w, int32_t wsr, int32_t wss, int32_t bias,
+                        const sp_requant_t* rq, int32_t in_off, int32_t out_zp, int32_t act_min,
+                        int32_t act_max, int8_t* out, int32_t osh, int32_t osw) {
+  int32_t tab[2 * DW_PLANE_TAPS];
+  int32_t oh, ow, r, s, nt = 0, wsum = 0;
+  sp_rqc_t c;
+  const int fast = sp_rqc_init(rq, out_zp, &c);
+  const int full = act_min == -128 && act_max == 127;
+  for (r = 0; r < g->r; ++r)
+    for (s = 0; s < g->s; ++s) {
+      tab[2 * nt] = r * g->dh * ish + s * g->dw * isw;
+      tab[2 * nt + 1] = w[r * wsr + s * wss];
+      wsum += tab[2 * nt + 1];
+      ++nt;
+    }
+  for (oh = 0; oh < g->oh; ++oh) {
+    const int32_t ih0 = oh * g->sh - g->pt;
+    int32_t r_lo, r_hi;
+    tap_range(ih0, g->r, g->dh, g->h, &r_lo, &r_hi);
+    for (ow = 0; ow < g->ow; ++ow) {
+      const int32_t iw0 = ow * g->sw - g->pl;
+      int32_t s_lo, s_hi, acc;
+      tap_range(iw0, g->s, g->dw, g->w, &s_lo, &s_hi);
+      if (r_lo == 0 && r_hi == g->r && s_lo == 0 && s_hi == g->s) {
+        const int8_t* const base = in + ih0 * ish + iw0 * isw;
+        const int32_t* tp = tab;
+        const int32_t* const te = tab + 2 * nt;
+        const int32_t iw1 = iw0 + g->sw;
+        acc = bias + in_off * wsum;
+        if (ow + 1 < g->ow && iw1 + (g->s - 1) * g->dw < g->w) {
+          /* The next output's window is inside too: both at once, each tap entry read once. */
+          const int8_t* const base1 = base + g->sw * isw;
+          int32_t acc1 = acc;
+          do {
+            acc += (int32_t)base[tp[0]] * tp[1];
+            acc1 += (int32_t)base1[tp[0]] * tp[1];
+            tp += 2;
+          } while (tp != te);
+          out[oh * osh + ow * osw] = dw_plane_rq(acc, fast, full, &c, rq, out_zp, act_min, act_max);
+          ++ow;
+          out[oh * osh + ow * osw] = dw_plane_rq(acc1, fast, full, &c, rq, out_zp, act_min, act_max);
+          continue;
+        }
+        do { /* nt >= 1 */
+          acc += (int32_t)base[tp[0]] * tp[1];
+          tp += 2;
+        } while (tp != te);
+      } else {
+        acc = bias;
+        for (r = r_lo; r < r_hi; ++r)
+          for (s = s_lo; s < s_hi; ++s)
+            acc += ((int32_t)in[(ih0 + r * g->dh) * ish + (iw0 + s * g->dw) * isw] + in_off) *
+                   (int32_t)w[r * wsr + s * wss];
+      }
+      out[oh * osh + ow * osw] = dw_plane_rq(acc, fast, full, &c, rq, out_zp, act_min, act_max);
+    }
+  }
+}
+
 sp_status_t sp_conv_s8_depthwise(const sp_tensor_t* in_desc, const int8_t* in, int32_t in_zp,
                                  const sp_tensor_t* w_desc, const int8_t* w, const int32_t* bias,
                                  const sp_requant_t* rq, int32_t out_zp, int32_t act_min,
@@ -249,6 +283,12 @@ sp_status_t sp_conv_s8_depthwise(const sp_tensor_t* in_desc, const int8_t* in, i
                               act_max, stride, pad, dilation, groups, &g);
   if (st != SP_OK) return st;
   if (groups != g.c) return SP_BAD_ARGUMENT;
+  if (g.c == 1 && g.kg == 1 && g.r * g.s <= DW_PLANE_TAPS) {
+    for (n = 0; n < g.n; ++n)
+      dw_plane_s8(&g, in + n * isn, ish, isw, w, wsr, wss, bias ? bias[0] : 0, rq, in_off, out_zp,
+                  act_min, act_max, out + n * osn, osh, osw);
+    return SP_OK;
+  }
   if (isc == 1 && osc == 1 && wsk == 1 && g.kg == 1) {
     /* Channels contiguous in the input, the output and the weights (NHWC, TFLite [1, R, S, C]
      * weights): per output pixel, channel chunks accumulate over the window's taps (taps outer,
@@ -256,7 +296,9 @@ sp_status_t sp_conv_s8_depthwise(const sp_tensor_t* in_desc, const int8_t* in, i
      * before it is stored, so the result is the generic loop's bit for bit. */
     enum { kChunk = 64, kTaps = 64 };
     int32_t acc[kChunk];
-    int32_t txo[kTaps], two[kTaps]; /* tap offsets in the input and in the weights */
+    int32_t tp[2 * kTaps]; /* per tap: the offset in the input, then in the weights */
+    /* Every channel on the fast requantisation and the full int8 range (checked once). */
+    const int fast_full = act_min == -128 && act_max == 127 && sp_rq_all_fast(rq, g.c, out_zp);
     if (g.r * g.s <= kTaps) {
       /* Per output pixel: the window's tap offsets once, then four channels at a time over all
        * taps with the accumulators in registers, requantised at once. */
@@ -273,8 +315,8 @@ sp_status_t sp_conv_s8_depthwise(const sp_tensor_t* in_desc, const int8_t* in, i
             tap_range(iw0, g.s, g.dw, g.w, &s_lo, &s_hi);
             for (r = r_lo; r < r_hi; ++r)
               for (s = s_lo; s < s_hi; ++s) {
-                txo[ntap] = (ih0 + r * g.dh) * ish + (iw0 + s * g.dw) * isw;
-                two[ntap] = r * wsr + s * wss;
+                tp[2 * ntap] = (ih0 + r * g.dh) * ish + (iw0 + s * g.dw) * isw;
+                tp[2 * ntap + 1] = r * wsr + s * wss;
                 ++ntap;
               }
             for (c = 0; c + 4 <= g.c; c += 4) {
@@ -285,15 +327,20 @@ sp_status_t sp_conv_s8_depthwise(const sp_tensor_t* in_desc, const int8_t* in, i
                 a4[2] = bias[c + 2];
                 a4[3] = bias[c + 3];
               }
-              sp_dw4_s8(pin + c, txo, w + c, two, ntap, in_off, a4);
-              po[c] = requant_out(a4[0], &rq[c], out_zp, act_min, act_max);
-              po[c + 1] = requant_out(a4[1], &rq[c + 1], out_zp, act_min, act_max);
-              po[c + 2] = requant_out(a4[2], &rq[c + 2], out_zp, act_min, act_max);
-              po[c + 3] = requant_out(a4[3], &rq[c + 3], out_zp, act_min, act_max);
+              sp_dw4p_s8(pin + c, w + c, tp, ntap, in_off, a4);
+              if (fast_full) {
+                po[c] = sp_rqf_out_full(a4[0], &rq[c], out_zp);
+                po[c + 1] = sp_rqf_out_full(a4[1], &rq[c + 1], out_zp);
+                po[c + 2] = sp_rqf_out_full(a4[2], &rq[c + 2], out_zp);
+                po[c + 3] = sp_rqf_out_full(a4[3], &rq[c + 3], out_zp);
+              } else {
+                sp_rq4_store(a4, &rq[c], out_zp, act_min, act_max, po + c);
+              }
             }
             for (; c < g.c; ++c) {
               int32_t a = bias ? bias[c] : 0;
-              for (t = 0; t < ntap; ++t) a += ((int32_t)pin[c + txo[t]] + in_off) * (int32_t)w[c + two[t]];
+              for (t = 0; t < ntap; ++t)
+                a += ((int32_t)pin[c + tp[2 * t]] + in_off) * (int32_t)w[c + tp[2 * t + 1]];
               po[c] = requant_out(a, &rq[c], out_zp, act_min, act_max);
             }
           }
@@ -387,6 +434,15 @@ sp_status_t sp_conv_s8_pointwise(const sp_tensor_t* in_desc, const int8_t* in, i
   if (st != SP_OK) return st;
   if (g.r != 1 || g.s != 1 || groups != 1 || pad[0] || pad[1] || pad[2] || pad[3])
     return SP_BAD_ARGUMENT;
+  if (isc == 1 && wsc == 1 && osc == 1 && osw == g.k && g.sw == 1 && isw == g.c &&
+      ish == g.w * g.c && osh == g.ow * g.k && g.sh == 1) {
+    /* Dense NHWC input and output, stride 1: the image is one run of pixels; channel pairs outer,
+     * pixel pairs inner (sp_dense_pixels). */
+    for (n = 0; n < g.n; ++n)
+      sp_dense_pixels(in + n * isn, g.c, g.oh * g.ow, g.c, w, wsk, bias, rq, in_off, out_zp,
+                      act_min, act_max, out + n * osn, g.k, 1, g.k);
+    return SP_OK;
+  }
   if (isc == 1 && wsc == 1) { /* dense NHWC input, [K][C] weights: SIMD, two pixels at a time */
     for (n = 0; n < g.n; ++n)
       for (oh = 0; oh < g.oh; ++oh) {

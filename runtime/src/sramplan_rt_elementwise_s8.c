@@ -65,8 +65,9 @@ static sp_status_t add_sub_s8(const sp_tensor_t* a_desc, const int8_t* a,
   if (sign > 0 && same_dense_layout(a_desc, b_desc, out_desc)) {
     /* The three tensors have one layout without gaps: element i of each is byte i. */
     const int32_t n = sp_tensor_numel(out_desc);
-    const sp_add_s8_params_t q = *p; /* a local copy: stores through out cannot alias it */
-    for (i = 0; i < n; ++i) out[i] = sp_fq_add(a[i], b[i], &q);
+    sp_addc_t q; /* a local copy: stores through out cannot alias it */
+    sp_addc_init(p, &q);
+    for (i = 0; i < n; ++i) out[i] = sp_addc(a[i], b[i], &q);
     return SP_OK;
   }
   do {

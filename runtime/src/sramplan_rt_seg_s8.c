@@ -29,56 +29,10 @@ static inline int32_t seg_pos(int32_t start, int32_t off, int32_t size) {
 /* The inner loops are sp_fast_s8.h's (SIMD on Cortex-M with DSP, portable C elsewhere). */
 #define seg_dot sp_dot_s8
 #define seg_requant sp_fq_out
-/* TFLite int8 Add, exactly as sp_add_s8. */
-#define seg_add sp_fq_add
 
-/* `count` outputs of one contiguous x (n bytes): dst[k] = requant(bias[k] + x . w[k*n ..]), four
- * outputs at a time (each loaded word of x feeds four weight rows). */
-static SP_ALWAYS_INLINE void seg_dense_out(const int8_t* x, int32_t n, const int8_t* w,
-                                           const int32_t* bias, const sp_requant_t* rq,
-                                           int32_t in_off, int32_t out_zp, int32_t act_min,
-                                           int32_t act_max, int8_t* dst, int32_t count) {
-  int32_t k = 0, j;
-  for (; k + 4 <= count; k += 4) {
-    int32_t acc[4] = {0, 0, 0, 0};
-    if (bias) {
-      for (j = 0; j < 4; ++j) acc[j] = bias[k + j];
-    }
-    sp_dot4_s8(x, w + k * n, n, n, in_off, acc);
-    for (j = 0; j < 4; ++j) dst[k + j] = sp_fq_out(acc[j], &rq[k + j], out_zp, act_min, act_max);
-  }
-  for (; k < count; ++k) {
-    const int32_t acc = sp_dot_s8(x, w + k * n, n, in_off) + (bias ? bias[k] : 0);
-    dst[k] = sp_fq_out(acc, &rq[k], out_zp, act_min, act_max);
-  }
-}
-
-/* seg_dense_out for two contiguous x vectors x0, x1 into dst0, dst1: two pixels by two outputs per
- * block (2x2 output blocking: every loaded word feeds two multiply-accumulates). */
-static SP_ALWAYS_INLINE void seg_dense_out2(const int8_t* x0, const int8_t* x1, int32_t n,
-                                            const int8_t* w, const int32_t* bias,
-                                            const sp_requant_t* rq, int32_t in_off, int32_t out_zp,
-                                            int32_t act_min, int32_t act_max, int8_t* dst0,
-                                            int8_t* dst1, int32_t count) {
-  int32_t k = 0;
-  for (; k + 2 <= count; k += 2) {
-    int32_t acc[4] = {0, 0, 0, 0};
-    if (bias) {
-      acc[0] = acc[2] = bias[k];
-      acc[1] = acc[3] = bias[k + 1];
-    }
-    sp_dot2x2_s8(x0, x1, w + k * n, n, n, in_off, acc);
-    dst0[k] = sp_fq_out(acc[0], &rq[k], out_zp, act_min, act_max);
-    dst0[k + 1] = sp_fq_out(acc[1], &rq[k + 1], out_zp, act_min, act_max);
-    dst1[k] = sp_fq_out(acc[2], &rq[k], out_zp, act_min, act_max);
-    dst1[k + 1] = sp_fq_out(acc[3], &rq[k + 1], out_zp, act_min, act_max);
-  }
-  for (; k < count; ++k) {
-    const int32_t b = bias ? bias[k] : 0;
-    dst0[k] = sp_fq_out(b + sp_dot_s8(x0, w + k * n, n, in_off), &rq[k], out_zp, act_min, act_max);
-    dst1[k] = sp_fq_out(b + sp_dot_s8(x1, w + k * n, n, in_off), &rq[k], out_zp, act_min, act_max);
-  }
-}
+/* Dense outputs with weight rows of n bytes and contiguous outputs: sp_fast_s8.h's dense loops. */
+#define seg_dense_out(x, n, w, bias, rq, in_off, out_zp, act_min, act_max, dst, count) \
+  sp_dense_out((x), (n), (w), (n), (bias), (rq), (in_off), (out_zp), (act_min), (act_max), (dst), 1, (count))
 
 static int32_t seg_out_dim(int32_t in, int32_t pb, int32_t pe, int32_t k, int32_t d, int32_t s) {
   const int32_t span = in + pb + pe - d * (k - 1) - 1;
@@ -555,6 +509,38 @@ static void seg_expand_pixel(const int8_t* base, int32_t size, int32_t pos, int3
 /* Largest window (R*S*C_in bytes) the Conv2D expansion gathers into a stack column. */
 #define SEG_COL_MAX 64
 
+/* 1 if the Conv2D expansion's window (R*S*C_in bytes) is gathered into a stack column. */
+static int seg_col_ok(const seg_bn_geom_t* g, int32_t cin, const sp_seg_layer_s8_t* ex) {
+  return g->er * g->es * cin <= SEG_COL_MAX && ex->in_zp >= -128 && ex->in_zp <= 127;
+}
+
+/* The window of plane pixel (mh, mw) as one contiguous column of R*S*C_in bytes, padding taps as
+ * the input zero point (they add 0); reads its input pixels from the pool. */
+static void seg_gather_col(const int8_t* base, int32_t size, int32_t in_start, int32_t H, int32_t W,
+                           int32_t cin, const seg_bn_geom_t* g, int32_t mh, int32_t mw,
+                           const sp_seg_layer_s8_t* ex, int8_t* col) {
+  const int32_t ih0 = mh * g->sh - g->pt, iw0 = mw * g->sw - g->pl;
+  int32_t a, b, m;
+  for (a = 0; a < g->er; ++a) {
+    const int32_t ih = ih0 + a;
+    for (b = 0; b < g->es; ++b) {
+      const int32_t iw = iw0 + b;
+      int8_t* dst = col + (a * g->es + b) * cin;
+      int32_t off, pos, n1;
+      if (ih < 0 || ih >= H || iw < 0 || iw >= W) {
+        for (m = 0; m < cin; ++m) dst[m] = (int8_t)ex->in_zp;
+        continue;
+      }
+      off = (ih * W + iw) * cin;
+      SP_SEG_TR_READ(off, cin);
+      pos = seg_pos(in_start, off, size);
+      n1 = SP_MIN(cin, size - pos);
+      for (m = 0; m < n1; ++m) dst[m] = base[pos + m];
+      for (; m < cin; ++m) dst[m] = base[m - n1];
+    }
+  }
+}
+
 /* Expands plane pixel (mh, mw) with a Conv2D expansion into slot (C_mid bytes): reads the input
  * pixels of its window (taps in row-major order, padding skipped), then computes the C_mid outputs.
  * taps: scratch of SP_SEG_MAX_TAPS entries. */
@@ -569,28 +555,11 @@ static void seg_expand_conv(const int8_t* base, int32_t size, int32_t in_start, 
   const sp_requant_t* const rq = ex->rq;
   const int32_t out_zp = ex->out_zp, act_min = ex->act_min, act_max = ex->act_max;
   int32_t a, b, m, t, ntap = 0;
-  if (g->er * g->es * cin <= SEG_COL_MAX && ex->in_zp >= -128 && ex->in_zp <= 127) {
+  if (seg_col_ok(g, cin, ex)) {
     /* Small window (the stem's 3x3x3): gathered into one contiguous column, padding taps as the
      * input zero point (they add 0), then four outputs at a time over the whole column. */
     int8_t col[SEG_COL_MAX];
-    for (a = 0; a < g->er; ++a) {
-      const int32_t ih = ih0 + a;
-      for (b = 0; b < g->es; ++b) {
-        const int32_t iw = iw0 + b;
-        int8_t* dst = col + (a * g->es + b) * cin;
-        int32_t off, pos, n1;
-        if (ih < 0 || ih >= H || iw < 0 || iw >= W) {
-          for (m = 0; m < cin; ++m) dst[m] = (int8_t)ex->in_zp;
-          continue;
-        }
-        off = (ih * W + iw) * cin;
-        SP_SEG_TR_READ(off, cin);
-        pos = seg_pos(in_start, off, size);
-        n1 = SP_MIN(cin, size - pos);
-        for (m = 0; m < n1; ++m) dst[m] = base[pos + m];
-        for (; m < cin; ++m) dst[m] = base[m - n1];
-      }
-    }
+    seg_gather_col(base, size, in_start, H, W, cin, g, mh, mw, ex, col);
     seg_dense_out(col, wstride, w, bias, rq, in_off, out_zp, act_min, act_max, slot, cmid);
     return;
   }
@@ -627,7 +596,7 @@ SP_SEG_LINKAGE sp_status_t SP_SEG_FN(sp_seg_bottleneck_s8)(const sp_seg_pool_t* 
                                                            const sp_seg_bottleneck_s8_t* params,
                                                            int8_t* workspace,
                                                            int32_t workspace_bytes) {
-  int32_t tx[SP_SEG_MAX_TAPS], tw[SP_SEG_MAX_TAPS]; /* depthwise taps: workspace, weight offsets */
+  int32_t tp[2 * SP_SEG_MAX_TAPS]; /* depthwise taps: workspace offset, weight offset */
   seg_tap_t etaps[SP_SEG_MAX_TAPS];
   seg_bn_geom_t eg;
   int32_t OH, OW, size, in_bytes, out_bytes, cmid, ws, oh, ow, r, s, t, c, k;
@@ -682,14 +651,15 @@ SP_SEG_LINKAGE sp_status_t SP_SEG_FN(sp_seg_bottleneck_s8)(const sp_seg_pool_t* 
     const sp_requant_t* const dw_rq = params->depthwise.rq;
     const int32_t dw_in_off = -params->depthwise.in_zp, dw_zp = params->depthwise.out_zp;
     const int32_t dw_min = params->depthwise.act_min, dw_max = params->depthwise.act_max;
+    const int dw_fast_full = dw_min == -128 && dw_max == 127 && sp_rq_all_fast(dw_rq, cmid, dw_zp);
     const int8_t* const pj_w = params->project.weights;
     const int32_t* const pj_bias = params->project.bias;
     const sp_requant_t* const pj_rq = params->project.rq;
     const int32_t pj_in_off = -params->project.in_zp, pj_zp = params->project.out_zp;
     const int32_t pj_min = params->project.act_min, pj_max = params->project.act_max;
-    sp_add_s8_params_t ap;
+    sp_addc_t ap; /* the residual Add, its requantisations prepared once */
     if (shape->has_residual)
-      ap = *params->residual;
+      sp_addc_init(params->residual, &ap);
     else
       memset(&ap, 0, sizeof(ap));
     int32_t next_row = 0; /* row cache: the first plane row not expanded yet */
@@ -716,19 +686,38 @@ SP_SEG_LINKAGE sp_status_t SP_SEG_FN(sp_seg_bottleneck_s8)(const sp_seg_pool_t* 
         for (; ih <= last; ++ih) {
           int8_t* const slots = wsB + (ih % R) * W * cmid;
           iw = 0;
-          if (eg.pointwise && ex != 0) { /* two pixels at a time where neither wraps the pool */
-            for (; iw + 2 <= W; iw += 2) {
-              const int32_t off0 = (ih * W + iw) * CI;
-              const int32_t p0 = seg_pos(in_start, off0, size);
-              if (p0 + 2 * CI > size) break; /* the rest one by one (wrap-aware) */
-              SP_SEG_TR_READ(off0, CI);
-              SP_SEG_TR_READ(off0 + CI, CI);
-              seg_dense_out2(base + p0, base + p0 + CI, CI, ex->weights, ex->bias, ex->rq, -ex->in_zp,
-                             ex->out_zp, ex->act_min, ex->act_max, slots + iw * cmid,
-                             slots + (iw + 1) * cmid, cmid);
+          while (iw < W) {
+            /* Pointwise expansion: the run of pixels that does not wrap the pool at once (output
+             * channel pairs outer, pixel pairs inner); a pixel that wraps, or a Conv2D expansion,
+             * one by one. */
+            const int32_t off0 = (ih * W + iw) * CI;
+            const int32_t p0 = seg_pos(in_start, off0, size);
+            const int32_t run = eg.pointwise && ex != 0 ? SP_MIN(W - iw, (size - p0) / CI) : 0;
+            int32_t j;
+            if (run < 2) {
+              if (!eg.pointwise && iw + 2 <= W && seg_col_ok(&eg, CI, ex)) {
+                /* Conv2D expansion (the stem): two pixels' windows in one buffer, the second one
+                 * window length after the first (the weight row stride), 2x2 blocking. */
+                const int32_t wstride = eg.er * eg.es * CI;
+                int8_t col2[2 * SEG_COL_MAX];
+                seg_gather_col(base, size, in_start, shape->h, shape->w, CI, &eg, ih, iw, ex, col2);
+                seg_gather_col(base, size, in_start, shape->h, shape->w, CI, &eg, ih, iw + 1, ex,
+                               col2 + wstride);
+                sp_dense_out2(col2, col2 + wstride, wstride, ex->weights, wstride, ex->bias, ex->rq,
+                              -ex->in_zp, ex->out_zp, ex->act_min, ex->act_max, slots + iw * cmid,
+                              slots + (iw + 1) * cmid, 1, cmid);
+                iw += 2;
+                continue;
+              }
+              SEG_BN_EXPAND(ih, iw, slots + iw * cmid);
+              ++iw;
+              continue;
             }
+            for (j = 0; j < run; ++j) SP_SEG_TR_READ(off0 + j * CI, CI);
+            sp_dense_pixels(base + p0, CI, run, CI, ex->weights, CI, ex->bias, ex->rq, -ex->in_zp,
+                            ex->out_zp, ex->act_min, ex->act_max, slots + iw * cmid, cmid, 1, cmid);
+            iw += run;
           }
-          for (; iw < W; ++iw) SEG_BN_EXPAND(ih, iw, slots + iw * cmid);
         }
         if (last + 1 > next_row) next_row = last + 1;
       }
@@ -760,8 +749,8 @@ SP_SEG_LINKAGE sp_status_t SP_SEG_FN(sp_seg_bottleneck_s8)(const sp_seg_pool_t* 
             for (s = s_lo; s < s_hi; ++s) {
               int32_t col = cm + (s - s_lo); /* column cache: slot r*S + (iw0 + s) % S */
               if (col >= S) col -= S;
-              tx[ntap] = (rows ? slot0 + s : slot0 + col) * cmid;
-              tw[ntap] = (r * S + s) * cmid;
+              tp[2 * ntap] = (rows ? slot0 + s : slot0 + col) * cmid;
+              tp[2 * ntap + 1] = (r * S + s) * cmid;
               ++ntap;
             }
           }
@@ -769,16 +758,26 @@ SP_SEG_LINKAGE sp_status_t SP_SEG_FN(sp_seg_bottleneck_s8)(const sp_seg_pool_t* 
         /* Four channels at a time over all taps (accumulators in registers). */
         for (c = 0; c + 4 <= cmid; c += 4) {
           int32_t a4[4] = {0, 0, 0, 0};
-          int32_t i;
-          sp_dw4_s8(wsB + c, tx, dw_w + c, tw, ntap, dw_in_off, a4);
-          for (i = 0; i < 4; ++i)
-            wsC[c + i] = seg_requant(a4[i] + (dw_bias ? dw_bias[c + i] : 0), &dw_rq[c + i], dw_zp,
-                                     dw_min, dw_max);
+          if (dw_bias) {
+            a4[0] = dw_bias[c];
+            a4[1] = dw_bias[c + 1];
+            a4[2] = dw_bias[c + 2];
+            a4[3] = dw_bias[c + 3];
+          }
+          sp_dw4p_s8(wsB + c, dw_w + c, tp, ntap, dw_in_off, a4);
+          if (dw_fast_full) {
+            wsC[c] = sp_rqf_out_full(a4[0], &dw_rq[c], dw_zp);
+            wsC[c + 1] = sp_rqf_out_full(a4[1], &dw_rq[c + 1], dw_zp);
+            wsC[c + 2] = sp_rqf_out_full(a4[2], &dw_rq[c + 2], dw_zp);
+            wsC[c + 3] = sp_rqf_out_full(a4[3], &dw_rq[c + 3], dw_zp);
+          } else {
+            sp_rq4_store(a4, &dw_rq[c], dw_zp, dw_min, dw_max, wsC + c);
+          }
         }
         for (; c < cmid; ++c) {
           int32_t a = dw_bias ? dw_bias[c] : 0;
           for (t = 0; t < ntap; ++t)
-            a += ((int32_t)wsB[tx[t] + c] + dw_in_off) * (int32_t)dw_w[tw[t] + c];
+            a += ((int32_t)wsB[tp[2 * t] + c] + dw_in_off) * (int32_t)dw_w[tp[2 * t + 1] + c];
           wsC[c] = seg_requant(a, &dw_rq[c], dw_zp, dw_min, dw_max);
         }
         /* 3. Project; 4. store (with the residual add). */
@@ -820,7 +819,7 @@ SP_SEG_LINKAGE sp_status_t SP_SEG_FN(sp_seg_bottleneck_s8)(const sp_seg_pool_t* 
               int32_t i;
               for (i = 0; i < len; ++i) {
                 SP_SEG_TR_READ(in_off + k + i, 1);
-                e[i] = seg_add(a[i], wsD[k + i], &ap);
+                e[i] = sp_addc(a[i], wsD[k + i], &ap);
                 SP_SEG_TR_WRITE(out_off + k + i, 1);
               }
               k += len;
