@@ -5,6 +5,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <sstream>
@@ -50,10 +51,11 @@ std::string WriteTempFile(const std::string& name, const std::string& content) {
 
 namespace {
 
+// `err` null: stderr goes to `out` too.
 int RunCommand(const std::string& command, std::string* out, std::string* err) {
   static int counter = 0;
   std::string base = TempDir() + "/cli" + std::to_string(getpid()) + "_" + std::to_string(counter++);
-  std::string cmd = command + " >" + base + ".out 2>" + base + ".err";
+  std::string cmd = command + " >" + base + ".out " + (err ? "2>" + base + ".err" : std::string("2>&1"));
   int rc = std::system(cmd.c_str());
   if (out) *out = Slurp(base + ".out");
   if (err) *err = Slurp(base + ".err");
@@ -64,13 +66,35 @@ int RunCommand(const std::string& command, std::string* out, std::string* err) {
 }  // namespace
 
 int RunCli(const std::string& args, std::string* out, std::string* err) {
-  return RunCommand(std::string(SRAMPLAN_CLI) + " " + args, out, err);
+  std::string ignored;
+  return RunCommand(std::string(SRAMPLAN_CLI) + " " + args, out, err ? err : &ignored);
 }
 
 CliRun Sh(const std::string& command) {
   CliRun r;
   r.rc = RunCommand(command, &r.out, &r.err);
   return r;
+}
+
+int Sh(const std::string& command, std::string* output) {
+  const int rc = RunCommand(command, output, nullptr);
+  return rc >= 128 ? -1 : rc;
+}
+
+bool HaveArmTools(std::string* missing) {
+  for (const char* t : {"arm-none-eabi-gcc", "qemu-system-arm", "make"})
+    if (Sh(std::string("command -v ") + t).rc != 0) {
+      *missing = t;
+      return false;
+    }
+  return true;
+}
+
+std::string FreshDir(const std::string& name) {
+  const std::string dir = TempDir() + "/fresh" + std::to_string(getpid()) + "/" + name;
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  return dir;
 }
 
 analysis::Schedule PlanOrder(const ir::Graph& g, const plan::Plan& p) {

@@ -25,6 +25,14 @@ struct CliRun {
 CliRun Cli(const std::string& args);
 // Runs a shell command (shell-quoted by the caller), e.g. another tool built with the project.
 CliRun Sh(const std::string& command);
+// The same, returning the exit code (-1 when it did not exit) with stdout and stderr together in
+// `output`.
+int Sh(const std::string& command, std::string* output);
+// Whether the firmware tools (arm-none-eabi-gcc, qemu-system-arm, make) are installed; else the
+// first missing one in `missing`.
+bool HaveArmTools(std::string* missing);
+// A new empty directory `name` under the per-process temp dir.
+std::string FreshDir(const std::string& name);
 // A native JSON graph (docs/graph-format.md) read as the CLI would, failing the test when it does not
 // import.
 ir::Graph LoadNativeGraph(const std::string& text);

@@ -19,17 +19,8 @@ namespace {
 using testing::Cli;
 using testing::CliRun;
 using testing::SourcePath;
-
-int Sh(const std::string& cmd, std::string* output) {
-  output->clear();
-  FILE* f = popen((cmd + " 2>&1").c_str(), "r");
-  if (!f) return -1;
-  char buf[4096];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof buf, f)) > 0) output->append(buf, n);
-  const int st = pclose(f);
-  return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-}
+using testing::FreshDir;
+using testing::Sh;
 
 TEST(FirmwareFast, WholeMcunetMatchesTheHostUnderEveryFastPath) {
   std::string out;
@@ -40,9 +31,7 @@ TEST(FirmwareFast, WholeMcunetMatchesTheHostUnderEveryFastPath) {
       {"vmcu-fast", "cortex-m4"}, {"vmcu-fast", "cortex-m3"}, {"tinyengine", "cortex-m4"}, {"vmcu", "cortex-m4"}};
   for (const auto& [strategy, cpu] : runs) {
     const std::string name = std::string(strategy) + "_" + cpu;
-    const std::string dir = ::testing::TempDir() + "/sramplan_fwfast_" + std::to_string(getpid()) + "/" + name;
-    std::filesystem::remove_all(dir);
-    std::filesystem::create_directories(dir);
+    const std::string dir = FreshDir("fwfast_" + name);
     const CliRun r = Cli("codegen '" + model + "' --target mps2-an386 --strategy " + strategy + " --cpu " + cpu +
                          " --out '" + dir + "'");
     ASSERT_EQ(r.rc, 0) << name << ": " << r.all();

@@ -19,35 +19,9 @@ namespace {
 using testing::Cli;
 using testing::CliRun;
 using testing::SourcePath;
-
-int Sh(const std::string& cmd, std::string* output) {
-  output->clear();
-  FILE* f = popen((cmd + " 2>&1").c_str(), "r");
-  if (!f) return -1;
-  char buf[4096];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof buf, f)) > 0) output->append(buf, n);
-  const int st = pclose(f);
-  return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-}
-
-bool HaveArmTools(std::string* missing) {
-  std::string out;
-  for (const char* t : {"arm-none-eabi-gcc", "qemu-system-arm", "make"}) {
-    if (Sh(std::string("command -v ") + t, &out) != 0) {
-      *missing = t;
-      return false;
-    }
-  }
-  return true;
-}
-
-std::string FreshDir(const std::string& name) {
-  const std::string dir = ::testing::TempDir() + "/sramplan_fwk_" + std::to_string(getpid()) + "/" + name;
-  std::filesystem::remove_all(dir);
-  std::filesystem::create_directories(dir);
-  return dir;
-}
+using testing::FreshDir;
+using testing::HaveArmTools;
+using testing::Sh;
 
 TEST(FirmwareKernels, CodegenSaysWhichKernelPathTheCpuGets) {
   const std::string model = SourcePath("models/mcunet_blocks/S1.graph.json");

@@ -19,35 +19,16 @@ namespace {
 
 using testing::Cli;
 using testing::SourcePath;
+using testing::FreshDir;
+using testing::Sh;
 
-int Sh(const std::string& cmd, std::string* output) {
-  output->clear();
-  FILE* f = popen((cmd + " 2>&1").c_str(), "r");
-  if (!f) return -1;
-  char buf[4096];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof buf, f)) > 0) output->append(buf, n);
-  const int st = pclose(f);
-  return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-}
-
-bool HaveTool(const std::string& t) {
-  std::string out;
-  return Sh("command -v " + t, &out) == 0;
-}
+bool HaveTool(const std::string& t) { return Sh("command -v " + t).rc == 0; }
 
 std::string ReadAll(const std::string& path) {
   std::ifstream in(path);
   std::stringstream ss;
   ss << in.rdbuf();
   return ss.str();
-}
-
-std::string FreshDir(const std::string& name) {
-  const std::string dir = ::testing::TempDir() + "/sramplan_pools_" + std::to_string(getpid()) + "/" + name;
-  std::filesystem::remove_all(dir);
-  std::filesystem::create_directories(dir);
-  return dir;
 }
 
 // SqueezeNet 1.0 at 128x128 needs 450 KiB in one arena, more than SRAM1; across the pools it fits.

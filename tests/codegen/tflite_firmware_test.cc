@@ -16,28 +16,13 @@ namespace {
 
 using testing::Cli;
 using testing::CliRun;
-
-bool HaveArmTools(std::string* missing) {
-  for (const char* t : {"arm-none-eabi-gcc", "qemu-system-arm", "make"}) {
-    if (testing::Sh(std::string("command -v ") + t).rc != 0) {
-      *missing = t;
-      return false;
-    }
-  }
-  return true;
-}
-
-std::string FreshDir(const std::string& name) {
-  const std::string dir = ::testing::TempDir() + "/sramplan_tflfw_" + std::to_string(getpid()) + "/" + name;
-  std::filesystem::remove_all(dir);
-  std::filesystem::create_directories(dir);
-  return dir;
-}
+using testing::FreshDir;
+using testing::HaveArmTools;
 
 // Codegen with the file's quantisation, then `make check` (the firmware's checksum = the host's).
 void CodegenAndCheck(const std::string& model, const std::string& strategy, const std::string& extra,
                      const std::string& name, bool run) {
-  const std::string dir = FreshDir(name);
+  const std::string dir = FreshDir("tflite_fw_" + name);
   const CliRun r = Cli("codegen '" + model + "' --target mps2-an386 --strategy " + strategy + " " + extra +
                        " --out '" + dir + "'");
   ASSERT_EQ(r.rc, 0) << name << ": " << r.all();
