@@ -92,10 +92,10 @@ std::string FoldPad(const std::string& model) { return model.ends_with(".tflite"
 // "ok", "mismatch: ..." or "error: ..." from `sramplan verify --strategy vmcu`.
 std::string Verify(const std::string& model) {
   std::string out;
-  const int rc = Sh("timeout 1200 " + std::string(SRAMPLAN_CLI) + " verify '" + model + "'" + FoldPad(model) +
+  const int rc = Sh("timeout 3600 " + std::string(SRAMPLAN_CLI) + " verify '" + model + "'" + FoldPad(model) +
                         " --canonicalize --target sram:256MiB --strategy vmcu -q",
                     &out);
-  if (rc == 124) return "error: timed out after 1200 s";
+  if (rc == 124) return "error: timed out after 3600 s";
   if (rc == 0) return "ok";
   std::string line = out.substr(0, out.find('\n'));
   return (rc == 3 ? "mismatch: " : "error: ") + line.substr(0, 160);
