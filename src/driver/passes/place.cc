@@ -23,13 +23,16 @@ MakeResult MakePlace(std::string_view arg) {
         po.node_limit = 20000;
         placement::OptimalResult r = placement::PlaceBestOf(ctx.requests, po);
         ctx.placed = r.placement;
-        ctx.placement_note =
-            "placement " + r.method + ": " + std::to_string(ctx.placed.arena_bytes) +
-            " B, live-bytes bound " + std::to_string(r.lower_bound) + " B" +
-            (r.proved_optimal
-                 ? ", proved optimal"
-                 : ", best proved bound " + std::to_string(r.proved_lower_bound) + " B") +
-            (r.hit_limit ? " (time limit)" : "");
+        // Stopped by the time limit: "not proved" with the gap (such plans are clock-dependent; a
+        // stop at the node limit is reproducible and keeps its wording).
+        const std::string unproved =
+            r.hit_limit ? ", not proved optimal (time limit): gap " +
+                              std::to_string(ctx.placed.arena_bytes - r.proved_lower_bound) + " B to the proved bound " +
+                              std::to_string(r.proved_lower_bound) + " B"
+                        : ", best proved bound " + std::to_string(r.proved_lower_bound) + " B";
+        ctx.placement_note = "placement " + r.method + ": " + std::to_string(ctx.placed.arena_bytes) +
+                             " B, live-bytes bound " + std::to_string(r.lower_bound) + " B" +
+                             (r.proved_optimal ? ", proved optimal" : unproved);
         return Status::Ok();
       });
 }
