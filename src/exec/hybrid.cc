@@ -143,15 +143,17 @@ StatusOr<HybridReport> MakeHybridInt8(ir::Graph* g) {
         const bool quantize = !f && dt == ir::DataType::kFloat32;
         if (!dequantize && !quantize) continue;
         if (!converted[in.value()].valid()) {
-          const ir::Tensor& src = out.tensor(in);
+          // Copies: AddTensor below may reallocate out's tensors (a reference would dangle).
+          const std::string src_name = out.tensor(in).name;
+          const std::vector<int64_t> src_shape = out.tensor(in).shape;
           ir::Tensor c;
-          c.name = Unique(out, op_names, src.name + (quantize ? ".quantized" : ".dequantized"), false);
-          c.shape = src.shape;
+          c.name = Unique(out, op_names, src_name + (quantize ? ".quantized" : ".dequantized"), false);
+          c.shape = src_shape;
           c.dtype = quantize ? ir::DataType::kInt8 : ir::DataType::kFloat32;
           c.kind = ir::TensorKind::kActivation;
           const ir::TensorId cid = out.AddTensor(std::move(c));
           ir::Op conv;
-          conv.name = Unique(out, op_names, src.name + (quantize ? "/Quantize" : "/Dequantize"), true);
+          conv.name = Unique(out, op_names, src_name + (quantize ? "/Quantize" : "/Dequantize"), true);
           op_names.insert(conv.name);
           conv.type = quantize ? "Quantize" : "Dequantize";
           conv.inputs = {in};

@@ -29,10 +29,11 @@ void Checker::CheckMemoryPools() {
       for (size_t b = a + 1; b < pools.size(); ++b) {
         const Level& x = *pools[a];
         const Level& y = *pools[b];
-        if (x.base < y.base + y.capacity && y.base < x.base + x.capacity)
-          Err("memory pools '" + x.name + "' [" + Str(x.base) + ", " + Str(x.base + x.capacity) + ") and '" +
-              y.name + "' [" + Str(y.base) + ", " + Str(y.base + y.capacity) + ") of level '" + level +
-              "' overlap in the address space");
+        // Saturating: a bad base or capacity was reported above and must not overflow here.
+        const int64_t x_end = SaturatingAdd(x.base, x.capacity), y_end = SaturatingAdd(y.base, y.capacity);
+        if (x.base < y_end && y.base < x_end)
+          Err("memory pools '" + x.name + "' [" + Str(x.base) + ", " + Str(x_end) + ") and '" + y.name + "' [" +
+              Str(y.base) + ", " + Str(y_end) + ") of level '" + level + "' overlap in the address space");
       }
   if (pools_of.empty()) return;
   for (size_t i = 0; i < p_.buffers.size(); ++i) {

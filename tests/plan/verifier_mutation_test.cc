@@ -756,15 +756,18 @@ class Mutator {
     if (p.buffers.empty()) return "";
     Buffer& b = p.buffers[Pick(p.buffers.size())];
     const Buffer& other = p.buffers[Pick(p.buffers.size())];
-    const int64_t deltas[] = {1,
-                              -1,
-                              16,
-                              -16,
-                              64,
-                              -64,
-                              other.offset - b.offset,
-                              other.offset + other.bytes - b.offset - 1};
-    b.offset += deltas[Pick(std::size(deltas))];
+    // In 128 bits: a mutated plan may already hold an extreme offset (no signed overflow here).
+    const __int128 deltas[] = {1,
+                               -1,
+                               16,
+                               -16,
+                               64,
+                               -64,
+                               static_cast<__int128>(other.offset) - b.offset,
+                               static_cast<__int128>(other.offset) + other.bytes - b.offset - 1};
+    const __int128 moved = b.offset + deltas[Pick(std::size(deltas))];
+    b.offset = static_cast<int64_t>(std::clamp<__int128>(moved, std::numeric_limits<int64_t>::min(),
+                                                         std::numeric_limits<int64_t>::max()));
     return "buffer '" + b.tensor + "' offset -> " + std::to_string(b.offset);
   }
   std::string RemoveOrDuplicate(Plan& p) {
