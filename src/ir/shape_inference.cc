@@ -135,8 +135,15 @@ StatusOr<Shapes> InferOutputShapes(const Graph& g, const Op& op) {
     if (!b) return Bad(op, "shapes " + S(in(0)) + " and " + S(in(1)) + " do not broadcast");
     return Shapes{*b};
   }
-  if (t == "Slice" && op.inputs.size() == 1 && op.attrs.Has("starts") && op.attrs.Has("ends"))
+  if (t == "Slice" && op.inputs.size() == 1) {
+    // The attribute form (ONNX opset 1-9, .tflite's import): without both index lists the output
+    // shape would be taken on trust, and a kernel would later find it does not fit the input.
+    if (!op.attrs.Has("starts") || !op.attrs.Has("ends"))
+      return Bad(op, std::string("has one input but no '") + (op.attrs.Has("starts") ? "ends" : "starts") +
+                         "' attribute; give 'starts' and 'ends' (and optionally 'axes', 'steps') as attributes, "
+                         "or pass them as constant inputs");
     return StaticSliceShape(g, op);
+  }
   if (t == "Concat") {
     SP_RETURN_IF_ERROR(need(1));
     Shape out = in(0);
