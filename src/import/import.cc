@@ -14,6 +14,15 @@ namespace sramplan::import {
 // JSON models (native graphs, MCUNet configs) are read up to 256 MiB: a 100,000-op graph is ~40 MB.
 constexpr int64_t kMaxJsonModelBytes = int64_t{256} << 20;
 
+ModelFormat DetectModelFormat(std::string_view head) {
+  size_t i = 0;
+  while (i < head.size() && std::isspace(static_cast<unsigned char>(head[i]))) ++i;
+  if (i == head.size()) return ModelFormat::kEmpty;
+  if (head[i] == '{') return ModelFormat::kJson;
+  if (tflite::LooksLikeTflite(head)) return ModelFormat::kTflite;
+  return ModelFormat::kOnnx;
+}
+
 StatusOr<ir::Graph> ImportModel(const std::string& path, const ImportOptions& options) {
   if (options.batch < 1 || options.batch > 65536)
     return InvalidArgument("--batch must be between 1 and 65536");
@@ -21,14 +30,9 @@ StatusOr<ir::Graph> ImportModel(const std::string& path, const ImportOptions& op
   // JSON nor an ONNX protobuf (/dev/zero, a binary that is not a model).
   std::string bytes;
   auto check_head = [&](std::string_view head, int64_t* max_bytes) -> Status {
-    size_t k = 0;
-    while (k < head.size() && std::isspace(static_cast<unsigned char>(head[k]))) ++k;
-    if (k == head.size()) return Status::Ok();
-    if (head[k] == '{') {
-      *max_bytes = kMaxJsonModelBytes;
-      return Status::Ok();
-    }
-    if (tflite::LooksLikeTflite(head)) return Status::Ok();
+    const ModelFormat format = DetectModelFormat(head);
+    if (format == ModelFormat::kJson) *max_bytes = kMaxJsonModelBytes;
+    if (format != ModelFormat::kOnnx) return Status::Ok();
     // A protobuf message starts with a field tag: field number >= 1 and wire type 0, 1, 2 or 5.
     const unsigned char tag = static_cast<unsigned char>(head[0]);
     const int wire = tag & 7;
@@ -50,11 +54,10 @@ StatusOr<ir::Graph> ImportModelBytes(const std::string& bytes, const std::string
   if (options.batch < 1 || options.batch > 65536)
     return InvalidArgument("--batch must be between 1 and 65536");
   if (bytes.empty()) return InvalidArgument("model file '" + path + "' is empty");
-  size_t i = 0;
-  while (i < bytes.size() && std::isspace(static_cast<unsigned char>(bytes[i]))) ++i;
+  const ModelFormat format = DetectModelFormat(bytes);
   std::string base = path.substr(path.find_last_of('/') == std::string::npos ? 0 : path.find_last_of('/') + 1);
   StatusOr<ir::Graph> g = InvalidArgument("unreachable");
-  if (i < bytes.size() && bytes[i] == '{') {
+  if (format == ModelFormat::kJson) {
     if (!options.input_shape.empty())
       return InvalidArgument("--input-shape applies to ONNX models; '" + path +
                              "' is JSON: give the shapes in the graph (or the config's resolution) instead");
@@ -68,7 +71,7 @@ StatusOr<ir::Graph> ImportModelBytes(const std::string& bytes, const std::string
                              "' is JSON but neither a sramplan graph (\"format\": \"sramplan-graph\") "
                              "nor an MCUNet config (\"first_conv\", \"blocks\")");
     }
-  } else if (tflite::LooksLikeTflite(bytes)) {
+  } else if (format == ModelFormat::kTflite) {
     g = ImportTflite(bytes, base, options);
   } else {
     g = ImportOnnx(bytes, base, options);

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "ir/graph.h"
@@ -17,6 +18,12 @@ struct ImportOptions {
   std::vector<int64_t> input_shape;
   bool fold_pad = false;           // .tflite: a spatial PAD feeding only a convolution becomes its padding
 };
+
+// What a model file's first bytes say it is: JSON (a native graph or an MCUNet config: the first
+// non-space byte is '{'), a .tflite flatbuffer ("TFL3" at byte 4), otherwise ONNX; kEmpty when the
+// bytes are empty or all white space. The importer and the CLI's canonicalisation default both use it.
+enum class ModelFormat { kEmpty, kJson, kTflite, kOnnx };
+ModelFormat DetectModelFormat(std::string_view head);
 
 // Picks the importer by the file's content (see docs/graph-format.md) and verifies the result.
 StatusOr<ir::Graph> ImportModel(const std::string& path, const ImportOptions& options);

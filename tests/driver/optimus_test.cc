@@ -50,8 +50,11 @@ TEST(Optimus, BundledCnnsVerifyAndOptimusIsNeverWorse) {
           sum += st.tiled.dram_read_bytes + st.tiled.dram_write_bytes;
         }
         EXPECT_EQ(sum, bytes);
-        if (std::string(s) == "optimus") optimus = bytes;
-        else if (std::string(s) != "optimus-online") EXPECT_LE(optimus, bytes) << model << " " << kib << " KiB vs " << s;
+        if (std::string(s) == "optimus") {
+          optimus = bytes;
+        } else if (std::string(s) != "optimus-online") {
+          EXPECT_LE(optimus, bytes) << model << " " << kib << " KiB vs " << s;
+        }
       }
     }
   }

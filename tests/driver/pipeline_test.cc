@@ -78,10 +78,10 @@ TEST(Pipeline, RunnerCallsPassesInOrderOnOneContext) {
     std::vector<std::string> seen;
     auto p = RunStrategy(g, *t, name, {}, [&](const std::string& pass, const PlanningContext& ctx) {
       seen.push_back(pass);
-      if (pass.rfind("schedule", 0) == 0) EXPECT_EQ(ctx.order.size(), static_cast<size_t>(g.num_ops()));
-      if (pass == "liveness") EXPECT_FALSE(ctx.liveness.buffers.empty());
-      if (pass.rfind("assemble", 0) == 0) EXPECT_TRUE(ctx.assembled);
-      if (pass == "verify") EXPECT_TRUE(plan::VerifyPlan(ctx.plan).ok());
+      if (pass.rfind("schedule", 0) == 0) { EXPECT_EQ(ctx.order.size(), static_cast<size_t>(g.num_ops())); }
+      if (pass == "liveness") { EXPECT_FALSE(ctx.liveness.buffers.empty()); }
+      if (pass.rfind("assemble", 0) == 0) { EXPECT_TRUE(ctx.assembled); }
+      if (pass == "verify") { EXPECT_TRUE(plan::VerifyPlan(ctx.plan).ok()); }
       auto j = nlohmann::json::parse(DumpContext(ctx, pass));
       EXPECT_EQ(j["after_pass"], pass);
       EXPECT_EQ(j["strategy"], name);

@@ -1,9 +1,8 @@
 #include "canonical_flag.h"
 
-#include <cctype>
 #include <fstream>
 
-#include "import/tflite_model.h"
+#include "import/import.h"
 
 namespace sramplan::cli {
 
@@ -14,11 +13,8 @@ StatusOr<bool> WantCanonical(const std::string& model, bool force, bool off) {
   std::string head(64, '\0');
   in.read(head.data(), static_cast<std::streamsize>(head.size()));
   head.resize(static_cast<size_t>(in.gcount()));
-  size_t i = 0;
-  while (i < head.size() && std::isspace(static_cast<unsigned char>(head[i]))) ++i;
-  if (i < head.size() && head[i] == '{') return false;          // native graph or MCUNet config
-  if (import::tflite::LooksLikeTflite(head)) return false;      // .tflite: NHWC, fused activations
-  return !head.empty();                                          // ONNX (an unreadable file fails at import)
+  // Only ONNX is channels-first with unfused activations; an unreadable file fails at import.
+  return import::DetectModelFormat(head) == import::ModelFormat::kOnnx;
 }
 
 }  // namespace sramplan::cli
