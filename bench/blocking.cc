@@ -3,7 +3,8 @@
 // and its gap, DianNao's default schedule vs the optimum (kernel-buffer energy ratio). Writes
 // bench/results/blocking.{json,md} (or --out DIR). Flags: --time-limit S (per exact search, 10),
 // --threads N (2), --layers Conv1,Conv2,..., --codesign 0|1, --multicore 0|1|only
-// (K vs XY partitioning on 1-8 DianNao cores; "only" recomputes just that section into the existing files).
+// (K vs XY partitioning on 1-8 DianNao cores; "only" recomputes just that section into the existing files),
+// --pool-lrn 0|1 (AlexNet's pooling and LRN layers).
 #include <nlohmann/json.hpp>
 
 #include <cstdio>
@@ -125,6 +126,43 @@ void Multicore(const bl::Hierarchy& h, const bl::SearchOptions& opt, const std::
   }
 }
 
+// Pooling and LRN layers of AlexNet (Krizhevsky et al. 2012: LRN size 5, 3x3 stride-2 max pooling)
+// on DianNao's buffers: exact optimum and the heuristic.
+void PoolingAndLrn(const bl::Hierarchy& h, const bl::SearchOptions& opt, ordered_json* records, std::ostringstream* md) {
+  *md << "\n## Pooling and LRN (AlexNet's layers) on DianNao\n\n"
+      << "Same loop nest without a kernel operand (src/blocking/layer.h): pooling K = channels, C = 1; LRN K = "
+         "channels, C = the local size 5 (a window across channels). One op = one window step (1 pJ).\n\n"
+      << "| layer | kind | dims | exact uJ | proved | exact s | heuristic uJ | gap % | IB uJ | OB uJ | exact string |\n"
+      << "|---|---|---|---|---|---|---|---|---|---|---|\n";
+  const std::vector<bl::Layer> layers = {
+      bl::LrnLayer("LRN1", 55, 55, 96, 5), bl::PoolLayer("Pool1", bl::LayerKind::kMaxPool, 27, 27, 96, 3, 3, 1, 2, 2),
+      bl::LrnLayer("LRN2", 27, 27, 256, 5), bl::PoolLayer("Pool2", bl::LayerKind::kMaxPool, 13, 13, 256, 3, 3, 1, 2, 2),
+      bl::PoolLayer("Pool5", bl::LayerKind::kMaxPool, 6, 6, 256, 3, 3, 1, 2, 2)};
+  for (const bl::Layer& l : layers) {
+    std::cerr << l.name << "...\n";
+    auto heur = bl::HeuristicSearch(l, h, opt);
+    auto ex = heur.ok() ? bl::ExactSearch(l, h, opt, &heur->best) : heur;
+    if (!ex.ok()) {
+      std::cerr << ex.status().message() << "\n";
+      continue;
+    }
+    ordered_json rec = Record(l, h, "exact", ex->best, ex->eval, ex->search_s, ex->proved_optimal, ex->nodes);
+    rec["kind"] = bl::KindName(l.kind);
+    records->push_back(rec);
+    rec = Record(l, h, "heuristic", heur->best, heur->eval, heur->search_s, false, heur->nodes);
+    rec["kind"] = bl::KindName(l.kind);
+    records->push_back(rec);
+    std::string dims = "X" + std::to_string(l.extent(bl::Dim::kX)) + " Y" + std::to_string(l.extent(bl::Dim::kY)) + " K" +
+                       std::to_string(l.extent(bl::Dim::kK)) + " C" + std::to_string(l.extent(bl::Dim::kC)) + " F" +
+                       std::to_string(l.extent(bl::Dim::kFw)) + " s" + std::to_string(l.stride_x);
+    *md << "| " << l.name << " | " << bl::KindName(l.kind) << " | " << dims << " | " << Fmt("%.2f", ex->eval.total_pj / 1e6)
+        << " | " << (ex->proved_optimal ? "yes" : "no") << " | " << Fmt("%.2f", ex->search_s) << " | "
+        << Fmt("%.2f", heur->eval.total_pj / 1e6) << " | " << Fmt("%.2f", 100.0 * (heur->eval.total_pj / ex->eval.total_pj - 1))
+        << " | " << Fmt("%.2f", ex->eval.operand_pj[0] / 1e6) << " | " << Fmt("%.2f", ex->eval.operand_pj[2] / 1e6) << " | "
+        << bl::ToString(ex->best) << " |\n";
+  }
+}
+
 // --multicore only: recomputes the multi-core section and merges it into the existing results.
 int MergeMulticore(const std::string& out_dir, const bl::Hierarchy& h, const bl::SearchOptions& opt,
                    const std::string& only) {
@@ -165,6 +203,7 @@ int main(int argc, char** argv) {
   // --multicore 1: add the multi-core section; only: recompute just that section and merge it into
   // the existing blocking.{json,md} (other records kept).
   std::string multicore = "1";
+  bool pool_lrn = true;
   for (int i = 1; i + 1 < argc; i += 2) {
     std::string a = argv[i];
     if (a == "--out") out_dir = argv[i + 1];
@@ -173,6 +212,7 @@ int main(int argc, char** argv) {
     else if (a == "--layers") only = std::string(",") + argv[i + 1] + ",";
     else if (a == "--codesign") codesign = std::string(argv[i + 1]) != "0";
     else if (a == "--multicore") multicore = std::string(argv[i + 1]);
+    else if (a == "--pool-lrn") pool_lrn = std::string(argv[i + 1]) != "0";
     else {
       std::cerr << "unknown flag " << a << "\n";
       return 1;
@@ -283,6 +323,7 @@ int main(int argc, char** argv) {
       }
     }
   }
+  if (pool_lrn) PoolingAndLrn(*hd, opt, &records, &md);
   if (multicore != "0") Multicore(*hd, opt, only, &records, &md);
   md << "\nStrings (innermost loop first) are in blocking.json.\n";
   ordered_json doc = {{"benchmark", "blocking"},

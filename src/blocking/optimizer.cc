@@ -176,6 +176,7 @@ double PrefixLowerBound(const Layer& layer, const Hierarchy& h, const BlockingSt
   const int n = static_cast<int>(prefix.size());
   for (int ti = 0; ti < kNumOperands; ++ti) {
     Operand t = static_cast<Operand>(ti);
+    if (t == Operand::kKernel && !layer.HasKernel()) continue;
     bool out = t == Operand::kOutput;
     const std::vector<BufferUse>& ch = pk.chains[ti];
     const int k = static_cast<int>(ch.size()) - 1;  // placed buffers before the backing store
@@ -223,12 +224,12 @@ double PrefixLowerBound(const Layer& layer, const Hierarchy& h, const BlockingSt
       continue;
     }
     bool closed = false;
-    for (int j = last.cut; j < n && !closed; ++j) closed = Indexes(prefix[j].dim, t);
+    for (int j = last.cut; j < n && !closed; ++j) closed = layer.Indexes(prefix[j].dim, t);
     double fills = static_cast<double>(last.fills) * rprod;
     if (!closed) {
       fills = 1;
       for (Dim d : kAllDims)
-        if (Indexes(d, t)) fills *= static_cast<double>(layer.extent(d) / end[Idx(d)]);
+        if (layer.Indexes(d, t)) fills *= static_cast<double>(layer.extent(d) / end[Idx(d)]);
     }
     double best = StreamPj(h, t, fills, static_cast<double>(last.elems), tiles(last), last.level, back);
     for (int l = last.level + 1; l < back; ++l)

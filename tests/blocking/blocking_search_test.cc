@@ -77,7 +77,9 @@ void Enumerate(const Layer& l, const std::function<void(const BlockingString&)>&
 
 TEST(BlockingSearch, ExactEqualsBruteForce) {
   std::vector<Layer> layers = {ConvLayer("a", 4, 2, 2, 4, 2, 1), ConvLayer("b", 2, 2, 4, 2, 1, 3),
-                               FcLayer("fc", 8, 4, 2)};
+                               FcLayer("fc", 8, 4, 2),
+                               PoolLayer("maxpool", LayerKind::kMaxPool, 2, 2, 4, 3, 1, 1, 2, 1),
+                               LrnLayer("lrn", 4, 2, 4, 3)};
   std::vector<Hierarchy> hs = {Small(24, 256), Small(64, 64), SplitBuffers()};
   for (const Layer& l : layers)
     for (const Hierarchy& h : hs) {
@@ -106,7 +108,9 @@ TEST(BlockingSearch, ExactEqualsBruteForce) {
 
 TEST(BlockingSearch, PrefixBoundNeverExceedsACompletion) {
   std::vector<Layer> layers = {ConvLayer("conv", 6, 4, 4, 6, 3, 3), ConvLayer("s2", 4, 4, 2, 4, 3, 3, 2, 2, 2),
-                               FcLayer("fc", 12, 8, 4)};
+                               FcLayer("fc", 12, 8, 4),
+                               PoolLayer("avgpool", LayerKind::kAvgPool, 4, 4, 6, 3, 3, 2, 2, 2),
+                               LrnLayer("lrn", 4, 6, 8, 5)};
   std::vector<Hierarchy> hs = {Small(48, 512), Small(16, 96), SplitBuffers()};
   std::mt19937_64 rng(11);
   int checked = 0;
