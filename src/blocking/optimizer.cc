@@ -106,6 +106,82 @@ Status CheckBackingFits(const Layer& layer, const Hierarchy& h) {
   return Status::Ok();
 }
 
+// The prefix's lower bound (PrefixLowerBound); *closed: no operand can get another buffer below
+// its backing store in any completion (every later tile is at least the prefix's and fits no level).
+double Bound(const Layer& layer, const Hierarchy& h, const BlockingString& prefix, bool* closed, Packing* pk_out);
+
+// The best completion of a closed prefix (every operand closed: the completion adds no buffer, so
+// only the fill counts of the buffers whose operand has no indexing loop after them change; model.h).
+// Splitting a remaining dimension into two loops never lowers a fill count, so the completion is
+// one full loop per remaining dimension, and its order is found exactly by a DP over the subsets of
+// the remaining dimensions: an operand that no placed loop indexes yet is "open"; the first loop
+// indexing it fixes its fills to (product of the remaining trips) / (product of the trips placed
+// before). Energy is linear in those fills with slope w_t (StreamPj's per-fill energy). Empty when
+// the prefix has no completion in the space.
+BlockingString ClosedCompletion(const Layer& layer, const Hierarchy& h, const Prefix& p, const Packing& pk) {
+  std::vector<Dim> rest;
+  std::vector<double> trip;
+  for (Dim d : kAllDims)
+    if (p.cur[Idx(d)] != layer.extent(d)) {
+      rest.push_back(d);
+      trip.push_back(static_cast<double>(layer.extent(d) / p.cur[Idx(d)]));
+    }
+  const int r = static_cast<int>(rest.size());
+  const int n = static_cast<int>(p.loops.size());
+  double w[kNumOperands] = {0, 0, 0};
+  for (int ti = 0; ti < kNumOperands; ++ti) {
+    Operand t = static_cast<Operand>(ti);
+    if (t == Operand::kKernel && !layer.HasKernel()) continue;
+    int last_idx = -1;
+    for (int j = 0; j < n; ++j)
+      if (layer.Indexes(p.loops[j].dim, t)) last_idx = j;
+    const std::vector<BufferUse>& ch = pk.chains[ti];
+    for (size_t i = 0; i + 1 < ch.size(); ++i) {
+      if (ch[i].cut <= last_idx) continue;  // an indexing loop after it in the prefix: all trips count
+      const Level& c = h.levels[ch[i].level];
+      const Level& par = h.levels[ch[i + 1].level];
+      double e = static_cast<double>(ch[i].elems);
+      w[ti] += e * (par.read_pj + c.write_pj) + (t == Operand::kOutput ? e * (c.read_pj + par.write_pj) : 0.0);
+    }
+  }
+  const int full = (1 << r) - 1;
+  std::vector<double> g(full + 1, 0), prod(full + 1, 1);
+  std::vector<int> pick(full + 1, -1);
+  double rprod = 1;
+  for (double x : trip) rprod *= x;
+  for (int S = 1; S <= full; ++S)
+    for (int i = 0; i < r; ++i)
+      if (S & (1 << i)) {
+        prod[S] = prod[S & ~(1 << i)] * trip[i];
+        break;
+      }
+  auto open = [&](int S, int ti) {
+    for (int i = 0; i < r; ++i)
+      if ((S & (1 << i)) && layer.Indexes(rest[i], static_cast<Operand>(ti))) return false;
+    return true;
+  };
+  for (int ti = 0; ti < kNumOperands; ++ti)
+    if (open(full, ti)) g[full] += w[ti];
+  for (int S = full - 1; S >= 0; --S) {
+    g[S] = std::numeric_limits<double>::infinity();
+    for (int i = 0; i < r; ++i) {
+      if (S & (1 << i)) continue;
+      if (S == 0 && n > 0 && p.loops.back().dim == rest[i]) continue;  // would be one loop with the last
+      double c = g[S | (1 << i)];
+      for (int ti = 0; ti < kNumOperands; ++ti)
+        if (open(S, ti) && layer.Indexes(rest[i], static_cast<Operand>(ti))) c += w[ti] * rprod / prod[S];
+      if (c < g[S]) {
+        g[S] = c;
+        pick[S] = i;
+      }
+    }
+  }
+  BlockingString out = p.loops;
+  if (r > 0 && pick[0] < 0) return {};  // only the last loop's dimension remains: no completion in the space
+  for (int S = 0; S != full; S |= 1 << pick[S]) out.push_back({rest[pick[S]], layer.extent(rest[pick[S]])});
+  return out;
+}
+
 struct ExactWorker {
   const Layer& layer;
   const Hierarchy& h;
@@ -115,6 +191,7 @@ struct ExactWorker {
   std::atomic<bool>& timed_out;
   std::atomic<int64_t>& nodes;
   std::atomic<int64_t>& leaves;
+  std::atomic<int64_t>& completions;
   Progress& progress;
   int64_t local_nodes = 0;
   void Dfs(Prefix& p) {
@@ -137,11 +214,22 @@ struct ExactWorker {
       return;
     }
     if (!p.loops.empty()) {
-      double lb = PrefixLowerBound(layer, h, p.loops), best = inc.energy.load();
+      bool closed = false;
+      Packing pk;
+      double lb = Bound(layer, h, p.loops, &closed, &pk), best = inc.energy.load();
       if (lb > best * (1 + 1e-12)) return;
       // A bound equal to the best can only tie, and ties go to the smaller text: drop the prefix
       // when every completion's text is larger than the best's.
       if (lb >= best * (1 - 1e-12) && inc.Beyond(ToString(p.loops))) return;
+      if (closed) {  // dominance: the one best completion stands for the whole subtree
+        BlockingString s = ClosedCompletion(layer, h, p, pk);
+        if (s.empty()) return;
+        leaves.fetch_add(1, std::memory_order_relaxed);
+        completions.fetch_add(1, std::memory_order_relaxed);
+        Evaluation ev = Evaluate(layer, h, s);
+        if (ev.fits) inc.Offer(s, ev);
+        return;
+      }
     }
     for (const Loop& l : Children(layer, p, opt.max_loops_per_dim)) {
       Prefix q = p;
@@ -165,7 +253,17 @@ std::vector<int64_t> Divisors(int64_t n) {
 }
 
 double PrefixLowerBound(const Layer& layer, const Hierarchy& h, const BlockingString& prefix) {
-  Packing pk = Pack(layer, h, prefix);
+  bool closed = false;
+  Packing pk;
+  return Bound(layer, h, prefix, &closed, &pk);
+}
+
+namespace {
+
+double Bound(const Layer& layer, const Hierarchy& h, const BlockingString& prefix, bool* all_closed, Packing* pk_out) {
+  Packing& pk = *pk_out;
+  pk = Pack(layer, h, prefix);
+  *all_closed = true;
   std::vector<Extents> blocks = CutBlocks(prefix);
   const Extents& end = blocks.back();
   double rprod = 1;
@@ -203,6 +301,7 @@ double PrefixLowerBound(const Layer& layer, const Hierarchy& h, const BlockingSt
         int64_t avail = pk.free_bytes[l] + (k > 0 && ch[k - 1].level == l ? ch[k - 1].elems * wb : 0);
         fits[l] = avail >= need;
       }
+    for (char f : fits) *all_closed = *all_closed && !f;
     auto mac_pj = [&](int l) { return m * (h.levels[l].read_pj + (out ? h.levels[l].write_pj : 0)); };
     if (k == 0) {
       double best = mac_pj(back);
@@ -241,6 +340,8 @@ double PrefixLowerBound(const Layer& layer, const Hierarchy& h, const BlockingSt
   return lb;
 }
 
+}  // namespace
+
 StatusOr<SearchResult> ExactSearch(const Layer& layer, const Hierarchy& h, const SearchOptions& opt,
                                    const BlockingString* incumbent) {
   SP_RETURN_IF_ERROR(ValidateLayer(layer));
@@ -253,14 +354,14 @@ StatusOr<SearchResult> ExactSearch(const Layer& layer, const Hierarchy& h, const
     if (ev.fits) inc.Offer(*incumbent, ev);
   }
   std::atomic<bool> timed_out{false};
-  std::atomic<int64_t> nodes{0}, leaves{0};
+  std::atomic<int64_t> nodes{0}, leaves{0}, completions{0};
   auto deadline = t0 + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(opt.time_limit_s));
   Progress progress("blocking search of " + layer.name, opt.time_limit_s, "pJ");
   Prefix root;
   std::vector<Loop> first = Children(layer, root, opt.max_loops_per_dim);
   std::atomic<size_t> next{0};
   auto work = [&]() {
-    ExactWorker w{layer, h, opt, inc, deadline, timed_out, nodes, leaves, progress};
+    ExactWorker w{layer, h, opt, inc, deadline, timed_out, nodes, leaves, completions, progress};
     for (size_t i; (i = next.fetch_add(1)) < first.size();) {
       Prefix p;
       Push(&p, first[i]);
@@ -270,7 +371,7 @@ StatusOr<SearchResult> ExactSearch(const Layer& layer, const Hierarchy& h, const
   };
   if (first.empty()) {  // a layer of one MAC: the empty string
     Prefix p;
-    ExactWorker w{layer, h, opt, inc, deadline, timed_out, nodes, leaves, progress};
+    ExactWorker w{layer, h, opt, inc, deadline, timed_out, nodes, leaves, completions, progress};
     w.Dfs(p);
   } else {
     std::vector<std::thread> pool;
@@ -282,6 +383,7 @@ StatusOr<SearchResult> ExactSearch(const Layer& layer, const Hierarchy& h, const
   r.search_s = Seconds(t0);
   r.nodes = nodes.load();
   r.leaves = leaves.load();
+  r.completions = completions.load();
   if (!std::isfinite(inc.energy.load()))
     return OutOfMemory("layer '" + layer.name + "': no blocking string fits hierarchy '" + h.name + "'");
   r.found = true;
