@@ -1,6 +1,7 @@
 #include "blocking/optimizer.h"
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <cmath>
@@ -40,12 +41,24 @@ struct Prefix {
 };
 
 // The loops that may extend `p` (the space in optimizer.h).
-std::vector<Loop> Children(const Layer& layer, const Prefix& p, int max_per_dim) {
+// Whether transposing (X <-> Y, Fw <-> Fh) maps the layer onto itself: then every string has a
+// transposed twin of equal energy (footprints, reuse rule and packing are symmetric).
+bool Transposable(const Layer& l) {
+  return l.extent(Dim::kX) == l.extent(Dim::kY) && l.extent(Dim::kFw) == l.extent(Dim::kFh) && l.stride_x == l.stride_y;
+}
+
+// `transpose_sym` (exact search, Transposable layers): the first X, Y, Fw or Fh loop must be X or Fw
+// (a string whose first one is Y or Fh has a transposed twin, its adjacent X/Y/N loops re-sorted,
+// that is in the space and starts with X or Fw).
+std::vector<Loop> Children(const Layer& layer, const Prefix& p, int max_per_dim, bool transpose_sym = false) {
   std::vector<Loop> out;
   const Loop* last = p.loops.empty() ? nullptr : &p.loops.back();
+  const bool first_spatial = transpose_sym && p.count[Idx(Dim::kX)] + p.count[Idx(Dim::kY)] + p.count[Idx(Dim::kFw)] +
+                                                      p.count[Idx(Dim::kFh)] == 0;
   for (Dim d : kAllDims) {
     int64_t e = layer.extent(d), b = p.cur[Idx(d)];
     if (b == e || p.count[Idx(d)] >= max_per_dim) continue;
+    if (first_spatial && (d == Dim::kY || d == Dim::kFh)) continue;
     if (last && last->dim == d) continue;
     if (last && XyClass(last->dim) && XyClass(d) && Idx(d) < Idx(last->dim)) continue;
     bool must_finish = p.count[Idx(d)] + 1 >= max_per_dim;
@@ -110,23 +123,70 @@ Status CheckBackingFits(const Layer& layer, const Hierarchy& h) {
 // its backing store in any completion (every later tile is at least the prefix's and fits no level).
 double Bound(const Layer& layer, const Hierarchy& h, const BlockingString& prefix, bool* closed, Packing* pk_out);
 
+// The order of the remaining dimensions (one full loop each) that minimises
+//   sum over operands t of w[t] * (product of the remaining trips from t's first indexing loop),
+// i.e. w[t] * rprod / (product of the trips placed before that loop): a DP over the subsets of the
+// remaining dimensions (an operand is "open" while no placed loop indexes it; the set of open
+// operands depends only on the placed set). `forbid_first`: a dimension that may not come first (the
+// prefix's last loop), or null. Returns the minimum (infinity when no order is allowed) and, if
+// `order` is given, the order.
+double OrderDp(const Layer& layer, const Extents& cur, const double w[kNumOperands], const Dim* forbid_first,
+               std::vector<Dim>* order) {
+  std::array<Dim, kNumDims> rest{};
+  std::array<double, kNumDims> trip{};
+  int r = 0;
+  double rprod = 1;
+  for (Dim d : kAllDims)
+    if (cur[Idx(d)] != layer.extent(d)) {
+      rest[r] = d;
+      trip[r] = static_cast<double>(layer.extent(d) / cur[Idx(d)]);
+      rprod *= trip[r++];
+    }
+  std::array<unsigned, kNumDims> mask{};  // operands each remaining dimension indexes
+  for (int i = 0; i < r; ++i)
+    for (int ti = 0; ti < kNumOperands; ++ti)
+      if (w[ti] > 0 && layer.Indexes(rest[i], static_cast<Operand>(ti))) mask[i] |= 1u << ti;
+  const int full = (1 << r) - 1;
+  std::array<double, 1 << kNumDims> g{}, prod{};
+  std::array<unsigned, 1 << kNumDims> closed{};
+  std::array<int, 1 << kNumDims> pick{};
+  prod[0] = 1;
+  for (int S = 1; S <= full; ++S) {
+    int i = __builtin_ctz(static_cast<unsigned>(S));
+    prod[S] = prod[S & (S - 1)] * trip[i];
+    closed[S] = closed[S & (S - 1)] | mask[i];
+  }
+  g[full] = 0;
+  for (int ti = 0; ti < kNumOperands; ++ti)
+    if (w[ti] > 0 && !(closed[full] >> ti & 1u)) g[full] += w[ti];
+  for (int S = full - 1; S >= 0; --S) {
+    g[S] = std::numeric_limits<double>::infinity();
+    pick[S] = -1;
+    for (int i = 0; i < r; ++i) {
+      if (S >> i & 1) continue;
+      if (S == 0 && forbid_first && rest[i] == *forbid_first) continue;
+      double c = g[S | (1 << i)];
+      unsigned now = mask[i] & ~closed[S];  // operands this loop closes
+      for (int ti = 0; ti < kNumOperands; ++ti)
+        if (now >> ti & 1u) c += w[ti] * rprod / prod[S];
+      if (c < g[S]) {
+        g[S] = c;
+        pick[S] = i;
+      }
+    }
+  }
+  if (order && std::isfinite(g[0]))
+    for (int S = 0; S != full; S |= 1 << pick[S]) order->push_back(rest[pick[S]]);
+  return g[0];
+}
+
 // The best completion of a closed prefix (every operand closed: the completion adds no buffer, so
 // only the fill counts of the buffers whose operand has no indexing loop after them change; model.h).
-// Splitting a remaining dimension into two loops never lowers a fill count, so the completion is
-// one full loop per remaining dimension, and its order is found exactly by a DP over the subsets of
-// the remaining dimensions: an operand that no placed loop indexes yet is "open"; the first loop
-// indexing it fixes its fills to (product of the remaining trips) / (product of the trips placed
-// before). Energy is linear in those fills with slope w_t (StreamPj's per-fill energy). Empty when
-// the prefix has no completion in the space.
+// Splitting a remaining dimension into two loops never lowers a fill count (the inner part placed
+// where the first part was does at least as well), so the completion is one full loop per remaining
+// dimension, ordered by OrderDp with w[t] = the per-fill energy (StreamPj's slope) of t's last
+// buffer when no prefix loop after it indexes t. Empty when the prefix has no completion in the space.
 BlockingString ClosedCompletion(const Layer& layer, const Hierarchy& h, const Prefix& p, const Packing& pk) {
-  std::vector<Dim> rest;
-  std::vector<double> trip;
-  for (Dim d : kAllDims)
-    if (p.cur[Idx(d)] != layer.extent(d)) {
-      rest.push_back(d);
-      trip.push_back(static_cast<double>(layer.extent(d) / p.cur[Idx(d)]));
-    }
-  const int r = static_cast<int>(rest.size());
   const int n = static_cast<int>(p.loops.size());
   double w[kNumOperands] = {0, 0, 0};
   for (int ti = 0; ti < kNumOperands; ++ti) {
@@ -144,41 +204,11 @@ BlockingString ClosedCompletion(const Layer& layer, const Hierarchy& h, const Pr
       w[ti] += e * (par.read_pj + c.write_pj) + (t == Operand::kOutput ? e * (c.read_pj + par.write_pj) : 0.0);
     }
   }
-  const int full = (1 << r) - 1;
-  std::vector<double> g(full + 1, 0), prod(full + 1, 1);
-  std::vector<int> pick(full + 1, -1);
-  double rprod = 1;
-  for (double x : trip) rprod *= x;
-  for (int S = 1; S <= full; ++S)
-    for (int i = 0; i < r; ++i)
-      if (S & (1 << i)) {
-        prod[S] = prod[S & ~(1 << i)] * trip[i];
-        break;
-      }
-  auto open = [&](int S, int ti) {
-    for (int i = 0; i < r; ++i)
-      if ((S & (1 << i)) && layer.Indexes(rest[i], static_cast<Operand>(ti))) return false;
-    return true;
-  };
-  for (int ti = 0; ti < kNumOperands; ++ti)
-    if (open(full, ti)) g[full] += w[ti];
-  for (int S = full - 1; S >= 0; --S) {
-    g[S] = std::numeric_limits<double>::infinity();
-    for (int i = 0; i < r; ++i) {
-      if (S & (1 << i)) continue;
-      if (S == 0 && n > 0 && p.loops.back().dim == rest[i]) continue;  // would be one loop with the last
-      double c = g[S | (1 << i)];
-      for (int ti = 0; ti < kNumOperands; ++ti)
-        if (open(S, ti) && layer.Indexes(rest[i], static_cast<Operand>(ti))) c += w[ti] * rprod / prod[S];
-      if (c < g[S]) {
-        g[S] = c;
-        pick[S] = i;
-      }
-    }
-  }
+  std::vector<Dim> order;
+  Dim last = p.loops.back().dim;
+  if (!std::isfinite(OrderDp(layer, p.cur, w, &last, &order))) return {};
   BlockingString out = p.loops;
-  if (r > 0 && pick[0] < 0) return {};  // only the last loop's dimension remains: no completion in the space
-  for (int S = 0; S != full; S |= 1 << pick[S]) out.push_back({rest[pick[S]], layer.extent(rest[pick[S]])});
+  for (Dim d : order) out.push_back({d, layer.extent(d)});
   return out;
 }
 
@@ -193,6 +223,7 @@ struct ExactWorker {
   std::atomic<int64_t>& leaves;
   std::atomic<int64_t>& completions;
   Progress& progress;
+  bool transpose_sym = Transposable(layer);
   int64_t local_nodes = 0;
   void Dfs(Prefix& p) {
     if (timed_out.load(std::memory_order_relaxed)) return;
@@ -231,7 +262,7 @@ struct ExactWorker {
         return;
       }
     }
-    for (const Loop& l : Children(layer, p, opt.max_loops_per_dim)) {
+    for (const Loop& l : Children(layer, p, opt.max_loops_per_dim, transpose_sym)) {
       Prefix q = p;
       Push(&q, l);
       Dfs(q);
@@ -272,6 +303,8 @@ double Bound(const Layer& layer, const Hierarchy& h, const BlockingString& prefi
   const int64_t wb = h.word_bytes();
   double lb = m * h.mac_pj;
   const int n = static_cast<int>(prefix.size());
+  double dp_w[kNumOperands] = {0, 0, 0}, dp_alone = 0;
+  int dp_count = 0;
   for (int ti = 0; ti < kNumOperands; ++ti) {
     Operand t = static_cast<Operand>(ti);
     if (t == Operand::kKernel && !layer.HasKernel()) continue;
@@ -331,12 +364,23 @@ double Bound(const Layer& layer, const Hierarchy& h, const BlockingString& prefi
         if (layer.Indexes(d, t)) fills *= static_cast<double>(layer.extent(d) / end[Idx(d)]);
     }
     double best = StreamPj(h, t, fills, static_cast<double>(last.elems), tiles(last), last.level, back);
+    bool operand_closed = std::none_of(fits.begin(), fits.end(), [](char f) { return f != 0; });
+    if (!closed && operand_closed) {  // its fills depend on the order of the remaining loops only
+      dp_w[ti] = StreamPj(h, t, 1, static_cast<double>(last.elems), tiles(last), last.level, back) -
+                 StreamPj(h, t, 0, static_cast<double>(last.elems), tiles(last), last.level, back);
+      dp_alone += dp_w[ti] * fills;
+      ++dp_count;
+    }
     for (int l = last.level + 1; l < back; ++l)
       if (fits[l])
         best = std::min(best, StreamPj(h, t, fills, static_cast<double>(last.elems), tiles(last), last.level, l) +
                                   compulsory + through(l));
     lb += best;
   }
+  // Operands whose last buffer is final but whose fill count waits for an indexing loop: each was
+  // bounded as if its non-indexing loops came first; jointly, the best order of the remaining
+  // dimensions (OrderDp, without the adjacency rule: a relaxation) bounds them together.
+  if (dp_count >= 2) lb += OrderDp(layer, end, dp_w, nullptr, nullptr) - dp_alone;
   return lb;
 }
 
@@ -358,7 +402,7 @@ StatusOr<SearchResult> ExactSearch(const Layer& layer, const Hierarchy& h, const
   auto deadline = t0 + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(opt.time_limit_s));
   Progress progress("blocking search of " + layer.name, opt.time_limit_s, "pJ");
   Prefix root;
-  std::vector<Loop> first = Children(layer, root, opt.max_loops_per_dim);
+  std::vector<Loop> first = Children(layer, root, opt.max_loops_per_dim, Transposable(layer));
   std::atomic<size_t> next{0};
   auto work = [&]() {
     ExactWorker w{layer, h, opt, inc, deadline, timed_out, nodes, leaves, completions, progress};

@@ -77,7 +77,7 @@ void Enumerate(const Layer& l, const std::function<void(const BlockingString&)>&
 
 TEST(BlockingSearch, ExactEqualsBruteForce) {
   std::vector<Layer> layers = {ConvLayer("a", 4, 2, 2, 4, 2, 1), ConvLayer("b", 2, 2, 4, 2, 1, 3),
-                               FcLayer("fc", 8, 4, 2),
+                               FcLayer("fc", 8, 4, 2), ConvLayer("square", 4, 4, 2, 2, 2, 2),  // transposable
                                PoolLayer("maxpool", LayerKind::kMaxPool, 2, 2, 4, 3, 1, 1, 2, 1),
                                LrnLayer("lrn", 4, 2, 4, 3)};
   std::vector<Hierarchy> hs = {Small(24, 256), Small(64, 64), SplitBuffers()};
@@ -113,7 +113,7 @@ TEST(BlockingSearch, ClosedPrefixCompletionEqualsBruteForce) {
   tiny.levels[0].capacity_bytes = 8;
   tiny.levels[1].capacity_bytes = 16;
   tiny.levels[2].capacity_bytes = 8;
-  std::vector<Layer> layers = {ConvLayer("big", 4, 2, 4, 4, 2, 1), PoolLayer("pool", LayerKind::kMaxPool, 4, 2, 4, 2, 2),
+  std::vector<Layer> layers = {ConvLayer("big", 4, 2, 4, 4, 2, 1), ConvLayer("square", 4, 4, 2, 2, 2, 2), PoolLayer("pool", LayerKind::kMaxPool, 4, 2, 4, 2, 2),
                                LrnLayer("lrn", 4, 2, 4, 3)};
   std::vector<Hierarchy> hs = {tiny, Small(6, 24)};
   for (const Layer& l : layers)
