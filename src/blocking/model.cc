@@ -131,10 +131,16 @@ Packing Pack(const Layer& layer, const Hierarchy& h, const BlockingString& s) {
   std::vector<int64_t> trips = Trips(s);
   std::vector<Extents> blocks = CutBlocks(s);
   std::vector<Candidate> cands;
+  cands.reserve(3 * s.size());
   for (int ti = 0; ti < kNumOperands; ++ti) {
     Operand t = static_cast<Operand>(ti);
-    for (int c : ImpliedCuts(layer, s, t))
-      cands.push_back({t, c, layer.Footprint(t, blocks[c]), Fills(layer, s, trips, c, t)});
+    if (t == Operand::kKernel && !layer.HasKernel()) continue;
+    for (size_t c = 1; c < s.size(); ++c) {  // ImpliedCuts(layer, s, t), without its vector
+      bool run_start = !layer.Indexes(s[c].dim, t) && layer.Indexes(s[c - 1].dim, t);
+      bool window = t == Operand::kInput && layer.IsWindow(s[c - 1].dim);
+      if (run_start || window)
+        cands.push_back({t, static_cast<int>(c), layer.Footprint(t, blocks[c]), Fills(layer, s, trips, static_cast<int>(c), t)});
+    }
   }
   std::stable_sort(cands.begin(), cands.end(), [](const Candidate& a, const Candidate& b) {
     if (a.cut != b.cut) return a.cut < b.cut;
@@ -146,6 +152,7 @@ Packing Pack(const Layer& layer, const Hierarchy& h, const BlockingString& s) {
   Packing pk;
   std::vector<std::vector<BufferUse>>& chains = pk.chains;
   chains.resize(kNumOperands);
+  for (auto& ch : chains) ch.reserve(4);
   int* ptr = pk.ptr;
   const int64_t wb = h.word_bytes();
   for (const Candidate& c : cands) {

@@ -263,9 +263,12 @@ struct ExactWorker {
       }
     }
     for (const Loop& l : Children(layer, p, opt.max_loops_per_dim, transpose_sym)) {
-      Prefix q = p;
-      Push(&q, l);
-      Dfs(q);
+      const int64_t cur = p.cur[Idx(l.dim)];
+      Push(&p, l);
+      Dfs(p);
+      p.loops.pop_back();  // undo Push
+      p.cur[Idx(l.dim)] = cur;
+      --p.count[Idx(l.dim)];
     }
   }
 };
@@ -295,8 +298,8 @@ double Bound(const Layer& layer, const Hierarchy& h, const BlockingString& prefi
   Packing& pk = *pk_out;
   pk = Pack(layer, h, prefix);
   *all_closed = true;
-  std::vector<Extents> blocks = CutBlocks(prefix);
-  const Extents& end = blocks.back();
+  Extents end = {1, 1, 1, 1, 1, 1, 1};
+  for (const Loop& l : prefix) end[Idx(l.dim)] = l.size;
   double rprod = 1;
   for (Dim d : kAllDims) rprod *= static_cast<double>(layer.extent(d) / end[Idx(d)]);
   const double m = static_cast<double>(layer.Macs());
@@ -304,6 +307,7 @@ double Bound(const Layer& layer, const Hierarchy& h, const BlockingString& prefi
   double lb = m * h.mac_pj;
   const int n = static_cast<int>(prefix.size());
   double dp_w[kNumOperands] = {0, 0, 0}, dp_alone = 0;
+  std::vector<char> fits(h.levels.size(), 0);
   int dp_count = 0;
   for (int ti = 0; ti < kNumOperands; ++ti) {
     Operand t = static_cast<Operand>(ti);
@@ -327,7 +331,7 @@ double Bound(const Layer& layer, const Hierarchy& h, const BlockingString& prefi
     // Levels below the backing store where a later buffer of t could still go: any later buffer
     // holds at least the tile of the loops placed so far.
     int64_t need = layer.Footprint(t, end) * wb;
-    std::vector<char> fits(h.levels.size(), 0);
+    std::fill(fits.begin(), fits.end(), 0);
     if (!pk.exhausted[ti])
       for (int l = pk.ptr[ti]; l < back; ++l) {
         if (!h.levels[l].Holds(t)) continue;
