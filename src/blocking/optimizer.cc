@@ -121,7 +121,9 @@ Status CheckBackingFits(const Layer& layer, const Hierarchy& h) {
 
 // The prefix's lower bound (PrefixLowerBound); *closed: no operand can get another buffer below
 // its backing store in any completion (every later tile is at least the prefix's and fits no level).
-double Bound(const Layer& layer, const Hierarchy& h, const BlockingString& prefix, bool* closed, Packing* pk_out);
+// opt_max_loops: the most loops a dimension may have in a completion.
+double Bound(const Layer& layer, const Hierarchy& h, const BlockingString& prefix, bool* closed, Packing* pk_out,
+             int opt_max_loops);
 
 // The order of the remaining dimensions (one full loop each) that minimises
 //   sum over operands t of w[t] * (product of the remaining trips from t's first indexing loop),
@@ -247,7 +249,7 @@ struct ExactWorker {
     if (!p.loops.empty()) {
       bool closed = false;
       Packing pk;
-      double lb = Bound(layer, h, p.loops, &closed, &pk), best = inc.energy.load();
+      double lb = Bound(layer, h, p.loops, &closed, &pk, opt.max_loops_per_dim), best = inc.energy.load();
       if (lb > best * (1 + 1e-12)) return;
       // A bound equal to the best can only tie, and ties go to the smaller text: drop the prefix
       // when every completion's text is larger than the best's.
@@ -289,12 +291,13 @@ std::vector<int64_t> Divisors(int64_t n) {
 double PrefixLowerBound(const Layer& layer, const Hierarchy& h, const BlockingString& prefix) {
   bool closed = false;
   Packing pk;
-  return Bound(layer, h, prefix, &closed, &pk);
+  return Bound(layer, h, prefix, &closed, &pk, 1 << 20);
 }
 
 namespace {
 
-double Bound(const Layer& layer, const Hierarchy& h, const BlockingString& prefix, bool* all_closed, Packing* pk_out) {
+double Bound(const Layer& layer, const Hierarchy& h, const BlockingString& prefix, bool* all_closed, Packing* pk_out,
+             int opt_max_loops) {
   Packing& pk = *pk_out;
   pk = Pack(layer, h, prefix);
   *all_closed = true;
@@ -307,6 +310,13 @@ double Bound(const Layer& layer, const Hierarchy& h, const BlockingString& prefi
   double lb = m * h.mac_pj;
   const int n = static_cast<int>(prefix.size());
   double dp_w[kNumOperands] = {0, 0, 0}, dp_alone = 0;
+  // Per operand bounded by its compulsory traffic: energy of one more pass over the off-chip link,
+  // its term with an on-chip buffer, and (no buffer yet) with the MACs reading the backing store.
+  double refetch_pj[kNumOperands] = {0, 0, 0}, onchip_pj[kNumOperands] = {0, 0, 0};
+  double backing_pj[kNumOperands];
+  std::fill(backing_pj, backing_pj + kNumOperands, std::numeric_limits<double>::infinity());
+  std::array<int, kNumDims> count{};
+  for (const Loop& l : prefix) ++count[Idx(l.dim)];
   std::vector<char> fits(h.levels.size(), 0);
   int dp_count = 0;
   for (int ti = 0; ti < kNumOperands; ++ti) {
@@ -340,11 +350,22 @@ double Bound(const Layer& layer, const Hierarchy& h, const BlockingString& prefi
       }
     for (char f : fits) *all_closed = *all_closed && !f;
     auto mac_pj = [&](int l) { return m * (h.levels[l].read_pj + (out ? h.levels[l].write_pj : 0)); };
+    // Eligible for the outermost-loop bound below: t's on-chip buffers are too small for all of t.
+    int64_t cap = 0;
+    for (int l = 0; l < back; ++l)
+      if (h.levels[l].Holds(t)) cap = std::max(cap, h.levels[l].capacity_bytes);
+    const bool refetchable = dense && layer.Size(t) * wb > cap;
+    const double pass_pj = size * (h.levels[back].read_pj + (out ? h.levels[back].write_pj : 0.0));
     if (k == 0) {
-      double best = mac_pj(back);
+      double onchip = std::numeric_limits<double>::infinity();
       for (int l = 0; l < back; ++l)
-        if (fits[l]) best = std::min(best, mac_pj(l) + compulsory + through(l));
-      lb += best;
+        if (fits[l]) onchip = std::min(onchip, mac_pj(l) + compulsory + through(l));
+      lb += std::min(mac_pj(back), onchip);
+      if (refetchable) {
+        refetch_pj[ti] = pass_pj;
+        onchip_pj[ti] = onchip;
+        backing_pj[ti] = mac_pj(back);
+      }
       continue;
     }
     lb += mac_pj(ch[0].level);
@@ -357,6 +378,10 @@ double Bound(const Layer& layer, const Hierarchy& h, const BlockingString& prefi
     const BufferUse& last = ch[k - 1];
     if (fits[last.level]) {
       lb += compulsory + through(last.level);
+      if (refetchable) {
+        refetch_pj[ti] = pass_pj;
+        onchip_pj[ti] = compulsory + through(last.level);
+      }
       continue;
     }
     bool closed = false;
@@ -385,6 +410,44 @@ double Bound(const Layer& layer, const Hierarchy& h, const BlockingString& prefi
   // bounded as if its non-indexing loops came first; jointly, the best order of the remaining
   // dimensions (OrderDp, without the adjacency rule: a relaxation) bounds them together.
   if (dp_count >= 2) lb += OrderDp(layer, end, dp_w, nullptr, nullptr) - dp_alone;
+  // The outermost loop L of any completion is a remaining loop; an operand t it does not index whose
+  // outermost on-chip buffer cannot hold all of t has an indexing loop inside L and outside that
+  // buffer, so t crosses the off-chip link at least trips(L) times, where the bound above counted
+  // once. trips(L) >= the remaining trips of L's dimension when it has one loop left, else >= its
+  // smallest factor above 1 (a t without any on-chip buffer pays its MACs from the backing store
+  // instead). Only operands bounded by their compulsory traffic (refetch_pj > 0) are charged; any
+  // other candidate for L makes the minimum 0.
+  if (n > 0) {
+    double extra = std::numeric_limits<double>::infinity();
+    for (Dim d : kAllDims) {
+      int64_t rem = layer.extent(d) / end[Idx(d)];
+      if (rem == 1) continue;
+      int loops_left = opt_max_loops - count[Idx(d)];
+      int64_t trips = rem;
+      if (loops_left >= 2)
+        for (int64_t f = 2; f <= rem; ++f)
+          if (rem % f == 0) {
+            trips = f;
+            break;
+          }
+      double e = 0;
+      int unindexed = 0;
+      for (int ti = 0; ti < kNumOperands; ++ti) {
+        Operand t = static_cast<Operand>(ti);
+        if (t == Operand::kKernel && !layer.HasKernel()) continue;
+        if (layer.Indexes(d, t)) continue;
+        ++unindexed;
+        // t's term as bounded above (min of backing and on-chip) and with the extra passes on chip.
+        if (refetch_pj[ti] > 0) {
+          double was = std::min(backing_pj[ti], onchip_pj[ti]);
+          e = std::min(backing_pj[ti], onchip_pj[ti] + refetch_pj[ti] * static_cast<double>(trips - 1)) - was;
+        }
+      }
+      if (unindexed != 1) e = 0;
+      extra = std::min(extra, e);
+    }
+    if (std::isfinite(extra)) lb += extra;
+  }
   return lb;
 }
 
