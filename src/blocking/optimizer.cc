@@ -296,6 +296,48 @@ double PrefixLowerBound(const Layer& layer, const Hierarchy& h, const BlockingSt
 
 namespace {
 
+// The outermost loop L of any completion is a remaining loop; an operand t it does not index whose
+// outermost on-chip buffer cannot hold all of t has an indexing loop inside L and outside that
+// buffer, so t crosses the off-chip link at least trips(L) times, where the bound above counted
+// once. trips(L) >= the remaining trips of L's dimension when it has one loop left, else >= its
+// smallest factor above 1 (a t without any on-chip buffer pays its MACs from the backing store
+// instead). Only operands bounded by their compulsory traffic (refetch_pj > 0) are charged; any
+// other candidate for L makes the minimum 0.
+// (Bound's last term.) opt_max_loops: the most loops a dimension may have.
+double OutermostLoopExtra(const Layer& layer, const Extents& end, const std::array<int, kNumDims>& count,
+                          int opt_max_loops, const double refetch_pj[kNumOperands], const double onchip_pj[kNumOperands],
+                          const double backing_pj[kNumOperands]) {
+  double extra = std::numeric_limits<double>::infinity();
+  for (Dim d : kAllDims) {
+    int64_t rem = layer.extent(d) / end[Idx(d)];
+    if (rem == 1) continue;
+    int loops_left = opt_max_loops - count[Idx(d)];
+    int64_t trips = rem;
+    if (loops_left >= 2)
+      for (int64_t f = 2; f <= rem; ++f)
+        if (rem % f == 0) {
+          trips = f;
+          break;
+        }
+    double e = 0;
+    int unindexed = 0;
+    for (int ti = 0; ti < kNumOperands; ++ti) {
+      Operand t = static_cast<Operand>(ti);
+      if (t == Operand::kKernel && !layer.HasKernel()) continue;
+      if (layer.Indexes(d, t)) continue;
+      ++unindexed;
+      // t's term as bounded above (min of backing and on-chip) and with the extra passes on chip.
+      if (refetch_pj[ti] > 0) {
+        double was = std::min(backing_pj[ti], onchip_pj[ti]);
+        e = std::min(backing_pj[ti], onchip_pj[ti] + refetch_pj[ti] * static_cast<double>(trips - 1)) - was;
+      }
+    }
+    if (unindexed != 1) e = 0;
+    extra = std::min(extra, e);
+  }
+  return std::isfinite(extra) ? extra : 0.0;
+}
+
 double Bound(const Layer& layer, const Hierarchy& h, const BlockingString& prefix, bool* all_closed, Packing* pk_out,
              int opt_max_loops) {
   Packing& pk = *pk_out;
@@ -410,44 +452,7 @@ double Bound(const Layer& layer, const Hierarchy& h, const BlockingString& prefi
   // bounded as if its non-indexing loops came first; jointly, the best order of the remaining
   // dimensions (OrderDp, without the adjacency rule: a relaxation) bounds them together.
   if (dp_count >= 2) lb += OrderDp(layer, end, dp_w, nullptr, nullptr) - dp_alone;
-  // The outermost loop L of any completion is a remaining loop; an operand t it does not index whose
-  // outermost on-chip buffer cannot hold all of t has an indexing loop inside L and outside that
-  // buffer, so t crosses the off-chip link at least trips(L) times, where the bound above counted
-  // once. trips(L) >= the remaining trips of L's dimension when it has one loop left, else >= its
-  // smallest factor above 1 (a t without any on-chip buffer pays its MACs from the backing store
-  // instead). Only operands bounded by their compulsory traffic (refetch_pj > 0) are charged; any
-  // other candidate for L makes the minimum 0.
-  if (n > 0) {
-    double extra = std::numeric_limits<double>::infinity();
-    for (Dim d : kAllDims) {
-      int64_t rem = layer.extent(d) / end[Idx(d)];
-      if (rem == 1) continue;
-      int loops_left = opt_max_loops - count[Idx(d)];
-      int64_t trips = rem;
-      if (loops_left >= 2)
-        for (int64_t f = 2; f <= rem; ++f)
-          if (rem % f == 0) {
-            trips = f;
-            break;
-          }
-      double e = 0;
-      int unindexed = 0;
-      for (int ti = 0; ti < kNumOperands; ++ti) {
-        Operand t = static_cast<Operand>(ti);
-        if (t == Operand::kKernel && !layer.HasKernel()) continue;
-        if (layer.Indexes(d, t)) continue;
-        ++unindexed;
-        // t's term as bounded above (min of backing and on-chip) and with the extra passes on chip.
-        if (refetch_pj[ti] > 0) {
-          double was = std::min(backing_pj[ti], onchip_pj[ti]);
-          e = std::min(backing_pj[ti], onchip_pj[ti] + refetch_pj[ti] * static_cast<double>(trips - 1)) - was;
-        }
-      }
-      if (unindexed != 1) e = 0;
-      extra = std::min(extra, e);
-    }
-    if (std::isfinite(extra)) lb += extra;
-  }
+  if (n > 0) lb += OutermostLoopExtra(layer, end, count, opt_max_loops, refetch_pj, onchip_pj, backing_pj);
   return lb;
 }
 
