@@ -3,7 +3,8 @@
 // and its gap, DianNao's default schedule vs the optimum (kernel-buffer energy ratio). Writes
 // bench/results/blocking.{json,md} (or --out DIR). Flags: --time-limit S (per exact search, 10),
 // --threads N (2), --layers Conv1,Conv2,..., --codesign 0|1, --multicore 0|1|only
-// (K vs XY partitioning on 1-8 DianNao cores; "only" recomputes just that section into the existing files).
+// (K vs XY partitioning on 1-8 DianNao cores; "only" recomputes just that section into the existing files),
+// --pool-lrn 0|1 (AlexNet's pooling and LRN layers).
 #include <nlohmann/json.hpp>
 
 #include <cstdio>
@@ -66,6 +67,64 @@ std::string Fmt(const char* f, double v) {
   return b;
 }
 
+// Energy (pJ) of the MAC stream of operand t: every MAC reads t (output: reads and writes it) in t's
+// innermost holder (model.h).
+double MacStreamPj(const bl::Evaluation& ev, const bl::Hierarchy& h, bl::Operand t) {
+  for (const bl::BufferUse& b : ev.buffers)
+    if (b.operand == t) {
+      const bl::Level& l = h.levels[b.level];
+      return static_cast<double>(ev.macs) * (l.read_pj + (t == bl::Operand::kOutput ? l.write_pj : 0.0));
+    }
+  return 0;
+}
+
+// Words of operand t moved between its backing store and the level below, over its size (how many
+// times the operand crosses the off-chip link).
+double BackingPasses(const bl::Layer& l, const bl::Evaluation& ev, bl::Operand t) {
+  for (const bl::BufferUse& b : ev.buffers)
+    if (b.operand == t && b.backing)
+      return static_cast<double>(t == bl::Operand::kOutput ? b.writes : b.reads) / static_cast<double>(l.Size(t));
+  return 0;
+}
+
+// Memory energy if the datapath fed the MACs as the paper's 16 x 16 core does (each input word read
+// once for 16 MACs, each partial sum read and written once per 16 MACs through the adder tree):
+// the input and output MAC streams divided by 16. A what-if for the comparison, not the model.
+double DatapathWhatIfPj(const bl::Evaluation& ev, const bl::Hierarchy& h) {
+  return ev.memory_pj - (15.0 / 16.0) * (MacStreamPj(ev, h, bl::Operand::kInput) + MacStreamPj(ev, h, bl::Operand::kOutput));
+}
+
+struct RatioRow {
+  bl::Layer layer;
+  bl::Evaluation dn, def, cd1, cd8;
+  bl::Hierarchy h1, h8;
+};
+
+// Section comparing the DianNao and co-design ratios with the paper's (docs/architecture.md's
+// blocking paragraph explains them).
+void RatioAnalysis(const bl::Hierarchy& dh, const std::vector<RatioRow>& rows, std::ostringstream* md) {
+  *md << "\n## Ratios against the paper (analysis of the runs above)\n\n"
+      << "Kernel passes = kernel words read from DRAM / kernel size. mem/MAC = memory over MAC energy. MAC-stream share: "
+         "the part of the co-designed memory energy spent by the per-MAC operand accesses in the innermost holders "
+         "(4 accesses per MAC at >= ~1 pJ each in Table 3). Datapath what-if: input and output MAC streams / 16 "
+         "(the paper's 16x16 core broadcasts inputs and reduces partial sums in adder trees), on both DianNao and "
+         "the co-designed hierarchy.\n\n"
+      << "| layer | default kernel passes | optimal kernel passes | KB ratio | DianNao mem/MAC | 8MB mem/MAC | 8MB MAC-stream share | "
+         "8MB memory ratio | 1MB memory ratio | 8MB ratio, datapath what-if | 1MB ratio, datapath what-if |\n"
+      << "|---|---|---|---|---|---|---|---|---|---|---|\n";
+  for (const RatioRow& r : rows) {
+    double ms8 = 0;
+    for (bl::Operand t : {bl::Operand::kInput, bl::Operand::kKernel, bl::Operand::kOutput}) ms8 += MacStreamPj(r.cd8, r.h8, t);
+    *md << "| " << r.layer.name << " | " << Fmt("%.0f", BackingPasses(r.layer, r.def, bl::Operand::kKernel)) << " | "
+        << Fmt("%.1f", BackingPasses(r.layer, r.dn, bl::Operand::kKernel)) << " | "
+        << Fmt("%.1fx", r.def.operand_pj[1] / r.dn.operand_pj[1]) << " | " << Fmt("%.1f", r.dn.memory_pj / r.dn.mac_pj)
+        << " | " << Fmt("%.1f", r.cd8.memory_pj / r.cd8.mac_pj) << " | " << Fmt("%.0f%%", 100.0 * ms8 / r.cd8.memory_pj)
+        << " | " << Fmt("%.1fx", r.dn.memory_pj / r.cd8.memory_pj) << " | " << Fmt("%.1fx", r.dn.memory_pj / r.cd1.memory_pj)
+        << " | " << Fmt("%.1fx", DatapathWhatIfPj(r.dn, dh) / DatapathWhatIfPj(r.cd8, r.h8)) << " | "
+        << Fmt("%.1fx", DatapathWhatIfPj(r.dn, dh) / DatapathWhatIfPj(r.cd1, r.h1)) << " |\n";
+  }
+}
+
 // Multi-core K vs XY partitioning (paper Sec. 3.3 / Fig. 9) of the Table 4 conv layers on DianNao
 // cores: per-core string by the heuristic search (beam as given), 1, 2, 4, 8 cores.
 void Multicore(const bl::Hierarchy& h, const bl::SearchOptions& opt, const std::string& only, ordered_json* records,
@@ -125,6 +184,43 @@ void Multicore(const bl::Hierarchy& h, const bl::SearchOptions& opt, const std::
   }
 }
 
+// Pooling and LRN layers of AlexNet (Krizhevsky et al. 2012: LRN size 5, 3x3 stride-2 max pooling)
+// on DianNao's buffers: exact optimum and the heuristic.
+void PoolingAndLrn(const bl::Hierarchy& h, const bl::SearchOptions& opt, ordered_json* records, std::ostringstream* md) {
+  *md << "\n## Pooling and LRN (AlexNet's layers) on DianNao\n\n"
+      << "Same loop nest without a kernel operand (src/blocking/layer.h): pooling K = channels, C = 1; LRN K = "
+         "channels, C = the local size 5 (a window across channels). One op = one window step (1 pJ).\n\n"
+      << "| layer | kind | dims | exact uJ | proved | exact s | heuristic uJ | gap % | IB uJ | OB uJ | exact string |\n"
+      << "|---|---|---|---|---|---|---|---|---|---|---|\n";
+  const std::vector<bl::Layer> layers = {
+      bl::LrnLayer("LRN1", 55, 55, 96, 5), bl::PoolLayer("Pool1", bl::LayerKind::kMaxPool, 27, 27, 96, 3, 3, 1, 2, 2),
+      bl::LrnLayer("LRN2", 27, 27, 256, 5), bl::PoolLayer("Pool2", bl::LayerKind::kMaxPool, 13, 13, 256, 3, 3, 1, 2, 2),
+      bl::PoolLayer("Pool5", bl::LayerKind::kMaxPool, 6, 6, 256, 3, 3, 1, 2, 2)};
+  for (const bl::Layer& l : layers) {
+    std::cerr << l.name << "...\n";
+    auto heur = bl::HeuristicSearch(l, h, opt);
+    auto ex = heur.ok() ? bl::ExactSearch(l, h, opt, &heur->best) : heur;
+    if (!ex.ok()) {
+      std::cerr << ex.status().message() << "\n";
+      continue;
+    }
+    ordered_json rec = Record(l, h, "exact", ex->best, ex->eval, ex->search_s, ex->proved_optimal, ex->nodes);
+    rec["kind"] = bl::KindName(l.kind);
+    records->push_back(rec);
+    rec = Record(l, h, "heuristic", heur->best, heur->eval, heur->search_s, false, heur->nodes);
+    rec["kind"] = bl::KindName(l.kind);
+    records->push_back(rec);
+    std::string dims = "X" + std::to_string(l.extent(bl::Dim::kX)) + " Y" + std::to_string(l.extent(bl::Dim::kY)) + " K" +
+                       std::to_string(l.extent(bl::Dim::kK)) + " C" + std::to_string(l.extent(bl::Dim::kC)) + " F" +
+                       std::to_string(l.extent(bl::Dim::kFw)) + " s" + std::to_string(l.stride_x);
+    *md << "| " << l.name << " | " << bl::KindName(l.kind) << " | " << dims << " | " << Fmt("%.2f", ex->eval.total_pj / 1e6)
+        << " | " << (ex->proved_optimal ? "yes" : "no") << " | " << Fmt("%.2f", ex->search_s) << " | "
+        << Fmt("%.2f", heur->eval.total_pj / 1e6) << " | " << Fmt("%.2f", 100.0 * (heur->eval.total_pj / ex->eval.total_pj - 1))
+        << " | " << Fmt("%.2f", ex->eval.operand_pj[0] / 1e6) << " | " << Fmt("%.2f", ex->eval.operand_pj[2] / 1e6) << " | "
+        << bl::ToString(ex->best) << " |\n";
+  }
+}
+
 // --multicore only: recomputes the multi-core section and merges it into the existing results.
 int MergeMulticore(const std::string& out_dir, const bl::Hierarchy& h, const bl::SearchOptions& opt,
                    const std::string& only) {
@@ -165,6 +261,7 @@ int main(int argc, char** argv) {
   // --multicore 1: add the multi-core section; only: recompute just that section and merge it into
   // the existing blocking.{json,md} (other records kept).
   std::string multicore = "1";
+  bool pool_lrn = true;
   for (int i = 1; i + 1 < argc; i += 2) {
     std::string a = argv[i];
     if (a == "--out") out_dir = argv[i + 1];
@@ -173,6 +270,7 @@ int main(int argc, char** argv) {
     else if (a == "--layers") only = std::string(",") + argv[i + 1] + ",";
     else if (a == "--codesign") codesign = std::string(argv[i + 1]) != "0";
     else if (a == "--multicore") multicore = std::string(argv[i + 1]);
+    else if (a == "--pool-lrn") pool_lrn = std::string(argv[i + 1]) != "0";
     else {
       std::cerr << "unknown flag " << a << "\n";
       return 1;
@@ -196,6 +294,7 @@ int main(int argc, char** argv) {
      << "|---|---|---|---|---|---|---|---|---|---|---|---|\n";
   std::vector<bl::Layer> convs;
   std::vector<double> diannao_pj, diannao_mem_pj;
+  std::vector<RatioRow> ratio_rows;
   for (const bl::Layer& l : Table4()) {
     if (!only.empty() && only.find("," + l.name + ",") == std::string::npos) continue;
     std::cerr << l.name << "...\n";
@@ -217,6 +316,7 @@ int main(int argc, char** argv) {
     double gap = 100.0 * (heur->eval.total_pj / ex->eval.total_pj - 1);
     if (l.name.rfind("Conv", 0) == 0) {
       convs.push_back(l);
+      ratio_rows.push_back({l, ex->eval, dev, {}, {}, {}, {}});
       diannao_pj.push_back(ex->eval.total_pj);
       diannao_mem_pj.push_back(ex->eval.memory_pj);
     }
@@ -271,6 +371,10 @@ int main(int argc, char** argv) {
           rec["energy_ratio_vs_diannao"] = diannao_pj[li] / ex->eval.total_pj;
           rec["memory_ratio_vs_diannao"] = diannao_mem_pj[li] / ex->eval.memory_pj;
           rec["heuristic_energy_pj"] = heur->eval.total_pj;
+          if (method == "exact") {
+            (bname == "1MB" ? ratio_rows[li].cd1 : ratio_rows[li].cd8) = ex->eval;
+            (bname == "1MB" ? ratio_rows[li].h1 : ratio_rows[li].h8) = ch;
+          }
           records.push_back(rec);
           md << "| " << bname << (method == "exact" ? "" : " common") << " | " << convs[li].name << " | " << ch.name << " | "
              << Fmt("%.1f", ex->eval.total_pj / 1e6) << " | " << (ex->proved_optimal ? "yes" : "no") << " | "
@@ -283,6 +387,8 @@ int main(int argc, char** argv) {
       }
     }
   }
+  if (codesign && !ratio_rows.empty()) RatioAnalysis(*hd, ratio_rows, &md);
+  if (pool_lrn) PoolingAndLrn(*hd, opt, &records, &md);
   if (multicore != "0") Multicore(*hd, opt, only, &records, &md);
   md << "\nStrings (innermost loop first) are in blocking.json.\n";
   ordered_json doc = {{"benchmark", "blocking"},

@@ -1,6 +1,8 @@
 #include "blocking/interpreter.h"
 
+#include <algorithm>
 #include <array>
+#include <limits>
 #include <set>
 
 namespace sramplan::blocking {
@@ -14,6 +16,11 @@ int D(Dim d) { return static_cast<int>(d); }
 // The 4-d coordinates of operand t's element (or tile origin) for per-dimension positions g and
 // its extent for block sizes b.
 Coord Coords(const Layer& l, Operand t, const Extents& g) {
+  if (t == Operand::kInput && l.kind == LayerKind::kLrn)
+    return {g[D(Dim::kN)], g[D(Dim::kK)] + g[D(Dim::kC)], g[D(Dim::kY)], g[D(Dim::kX)]};
+  if (t == Operand::kInput && !l.HasKernel())
+    return {g[D(Dim::kN)], g[D(Dim::kK)], g[D(Dim::kY)] * l.stride_y + g[D(Dim::kFh)],
+            g[D(Dim::kX)] * l.stride_x + g[D(Dim::kFw)]};
   switch (t) {
     case Operand::kInput:
       return {g[D(Dim::kN)], g[D(Dim::kC)], g[D(Dim::kY)] * l.stride_y + g[D(Dim::kFh)],
@@ -26,6 +33,12 @@ Coord Coords(const Layer& l, Operand t, const Extents& g) {
   return {};
 }
 Coord Shape(const Layer& l, Operand t, const Extents& b) {
+  if (t == Operand::kKernel && !l.HasKernel()) return {0, 0, 0, 0};
+  if (t == Operand::kInput && l.kind == LayerKind::kLrn)
+    return {b[D(Dim::kN)], b[D(Dim::kK)] + b[D(Dim::kC)] - 1, b[D(Dim::kY)], b[D(Dim::kX)]};
+  if (t == Operand::kInput && !l.HasKernel())
+    return {b[D(Dim::kN)], b[D(Dim::kK)], (b[D(Dim::kY)] - 1) * l.stride_y + b[D(Dim::kFh)],
+            (b[D(Dim::kX)] - 1) * l.stride_x + b[D(Dim::kFw)]};
   switch (t) {
     case Operand::kInput:
       return {b[D(Dim::kN)], b[D(Dim::kC)], (b[D(Dim::kY)] - 1) * l.stride_y + b[D(Dim::kFh)],
@@ -85,6 +98,25 @@ Status Move(Holder& child, Holder& parent, bool back) {
   return Status::Ok();
 }
 
+// The output's value before the first step (max pooling: the smallest int32).
+int32_t Init(const Layer& l) { return l.kind == LayerKind::kMaxPool ? std::numeric_limits<int32_t>::min() : 0; }
+
+// One step of the nest on the running output `o` (int32 wrap-around, as uint32 arithmetic).
+int32_t Step(const Layer& l, int32_t o, int32_t in, int32_t w) {
+  auto wrap = [](uint32_t v) { return static_cast<int32_t>(v); };
+  switch (l.kind) {
+    case LayerKind::kConv:
+      return wrap(static_cast<uint32_t>(o) + static_cast<uint32_t>(in) * static_cast<uint32_t>(w));
+    case LayerKind::kMaxPool:
+      return std::max(o, in);
+    case LayerKind::kAvgPool:
+      return wrap(static_cast<uint32_t>(o) + static_cast<uint32_t>(in));
+    case LayerKind::kLrn:
+      return wrap(static_cast<uint32_t>(o) + static_cast<uint32_t>(in) * static_cast<uint32_t>(in));
+  }
+  return o;
+}
+
 }  // namespace
 
 std::vector<int32_t> RunNaive(const Layer& l, std::span<const int16_t> input, std::span<const int16_t> kernel) {
@@ -93,16 +125,19 @@ std::vector<int32_t> RunNaive(const Layer& l, std::span<const int16_t> input, st
   std::vector<int32_t> out(l.Size(Operand::kOutput), 0);
   auto at = [](const Coord& s, const Coord& c) { return ((c[0] * s[1] + c[1]) * s[2] + c[2]) * s[3] + c[3]; };
   int64_t o = 0;
+  Extents g{};
   for (int64_t n = 0; n < e(Dim::kN); ++n)
     for (int64_t k = 0; k < e(Dim::kK); ++k)
       for (int64_t y = 0; y < e(Dim::kY); ++y)
         for (int64_t x = 0; x < e(Dim::kX); ++x, ++o) {
-          int32_t acc = 0;
+          int32_t acc = Init(l);
           for (int64_t c = 0; c < e(Dim::kC); ++c)
             for (int64_t fh = 0; fh < e(Dim::kFh); ++fh)
-              for (int64_t fw = 0; fw < e(Dim::kFw); ++fw)
-                acc += int32_t{input[at(ishape, {n, c, y * l.stride_y + fh, x * l.stride_x + fw})]} *
-                       int32_t{kernel[at(kshape, {k, c, fh, fw})]};
+              for (int64_t fw = 0; fw < e(Dim::kFw); ++fw) {
+                g = {x, y, c, k, fw, fh, n};
+                int32_t w = l.HasKernel() ? int32_t{kernel[at(kshape, Coords(l, Operand::kKernel, g))]} : 0;
+                acc = Step(l, acc, input[at(ishape, Coords(l, Operand::kInput, g))], w);
+              }
           out[o] = acc;
         }
   return out;
@@ -134,6 +169,7 @@ StatusOr<InterpreterResult> RunBlocked(const Layer& l, const Hierarchy& h, const
       hd.use.fills = 1;
       if (u.operand == Operand::kInput) hd.data.assign(input.begin(), input.end());
       if (u.operand == Operand::kKernel) hd.data.assign(kernel.begin(), kernel.end());
+      if (u.operand == Operand::kOutput) hd.data.assign(u.elems, Init(l));
     }
     chains[static_cast<int>(u.operand)].push_back(std::move(hd));
   }
@@ -155,7 +191,7 @@ StatusOr<InterpreterResult> RunBlocked(const Layer& l, const Hierarchy& h, const
         Extents g = origin_at(ch[i].use.cut);
         std::vector<int64_t> key;
         for (Dim d : kAllDims)
-          if (Indexes(d, t)) key.push_back(g[D(d)]);
+          if (l.Indexes(d, t)) key.push_back(g[D(d)]);
         if (ch[i].valid && key == ch[i].key) continue;
         if (ch[i].valid && t == Operand::kOutput) SP_RETURN_IF_ERROR(Move(ch[i], ch[i + 1], true));
         ch[i].key = key;
@@ -167,7 +203,7 @@ StatusOr<InterpreterResult> RunBlocked(const Layer& l, const Hierarchy& h, const
         ch[i].valid = true;
         ++ch[i].use.fills;
         if (t == Operand::kOutput && ch[i].visited.insert(ch[i].origin).second) {
-          std::fill(ch[i].data.begin(), ch[i].data.end(), 0);
+          std::fill(ch[i].data.begin(), ch[i].data.end(), Init(l));
         } else {
           SP_RETURN_IF_ERROR(Move(ch[i], ch[i + 1], false));
         }
@@ -178,14 +214,14 @@ StatusOr<InterpreterResult> RunBlocked(const Layer& l, const Hierarchy& h, const
     Holder& hk = chains[1][0];
     Holder& ho = chains[2][0];
     int64_t ii = hi.Index(Coords(l, Operand::kInput, g));
-    int64_t ki = hk.Index(Coords(l, Operand::kKernel, g));
+    int64_t ki = l.HasKernel() ? hk.Index(Coords(l, Operand::kKernel, g)) : 0;
     int64_t oi = ho.Index(Coords(l, Operand::kOutput, g));
     if (ii < 0) return Missing(hi, "MAC");
     if (ki < 0) return Missing(hk, "MAC");
     if (oi < 0) return Missing(ho, "MAC");
-    ho.data[oi] += hi.data[ii] * hk.data[ki];
+    ho.data[oi] = Step(l, ho.data[oi], hi.data[ii], l.HasKernel() ? hk.data[ki] : 0);
     ++hi.use.reads;
-    ++hk.use.reads;
+    if (l.HasKernel()) ++hk.use.reads;
     ++ho.use.reads;
     ++ho.use.writes;
     int j = 0;

@@ -90,15 +90,18 @@ std::vector<Extents> CutBlocks(const BlockingString& s) {
   return out;
 }
 
-std::vector<int> ImpliedCuts(const BlockingString& s, Operand t) {
+std::vector<int> ImpliedCuts(const Layer& layer, const BlockingString& s, Operand t) {
   std::vector<int> cuts;
+  if (t == Operand::kKernel && !layer.HasKernel()) return cuts;
   for (size_t c = 1; c < s.size(); ++c) {
-    bool run_start = !Indexes(s[c].dim, t) && Indexes(s[c - 1].dim, t);
-    bool window = t == Operand::kInput && (s[c - 1].dim == Dim::kFw || s[c - 1].dim == Dim::kFh);
+    bool run_start = !layer.Indexes(s[c].dim, t) && layer.Indexes(s[c - 1].dim, t);
+    bool window = t == Operand::kInput && layer.IsWindow(s[c - 1].dim);
     if (run_start || window) cuts.push_back(static_cast<int>(c));
   }
   return cuts;
 }
+
+std::vector<int> ImpliedCuts(const BlockingString& s, Operand t) { return ImpliedCuts(Layer{}, s, t); }
 
 namespace {
 
@@ -111,9 +114,13 @@ struct Candidate {
 }  // namespace
 
 int64_t Fills(const BlockingString& s, const std::vector<int64_t>& trips, int cut, Operand t) {
+  return Fills(Layer{}, s, trips, cut, t);
+}
+
+int64_t Fills(const Layer& layer, const BlockingString& s, const std::vector<int64_t>& trips, int cut, Operand t) {
   int n = static_cast<int>(s.size());
   int f = cut;
-  while (f < n && !Indexes(s[f].dim, t)) ++f;
+  while (f < n && !layer.Indexes(s[f].dim, t)) ++f;
   int64_t p = 1;
   for (int j = f; j < n; ++j) p *= trips[j];
   return p;
@@ -124,10 +131,16 @@ Packing Pack(const Layer& layer, const Hierarchy& h, const BlockingString& s) {
   std::vector<int64_t> trips = Trips(s);
   std::vector<Extents> blocks = CutBlocks(s);
   std::vector<Candidate> cands;
+  cands.reserve(3 * s.size());
   for (int ti = 0; ti < kNumOperands; ++ti) {
     Operand t = static_cast<Operand>(ti);
-    for (int c : ImpliedCuts(s, t))
-      cands.push_back({t, c, layer.Footprint(t, blocks[c]), Fills(s, trips, c, t)});
+    if (t == Operand::kKernel && !layer.HasKernel()) continue;
+    for (size_t c = 1; c < s.size(); ++c) {  // ImpliedCuts(layer, s, t), without its vector
+      bool run_start = !layer.Indexes(s[c].dim, t) && layer.Indexes(s[c - 1].dim, t);
+      bool window = t == Operand::kInput && layer.IsWindow(s[c - 1].dim);
+      if (run_start || window)
+        cands.push_back({t, static_cast<int>(c), layer.Footprint(t, blocks[c]), Fills(layer, s, trips, static_cast<int>(c), t)});
+    }
   }
   std::stable_sort(cands.begin(), cands.end(), [](const Candidate& a, const Candidate& b) {
     if (a.cut != b.cut) return a.cut < b.cut;
@@ -139,6 +152,7 @@ Packing Pack(const Layer& layer, const Hierarchy& h, const BlockingString& s) {
   Packing pk;
   std::vector<std::vector<BufferUse>>& chains = pk.chains;
   chains.resize(kNumOperands);
+  for (auto& ch : chains) ch.reserve(4);
   int* ptr = pk.ptr;
   const int64_t wb = h.word_bytes();
   for (const Candidate& c : cands) {
@@ -193,6 +207,10 @@ Evaluation Evaluate(const Layer& layer, const Hierarchy& h, const BlockingString
   for (int ti = 0; ti < kNumOperands; ++ti) {
     Operand t = static_cast<Operand>(ti);
     std::vector<BufferUse>& ch = chains[ti];
+    if (t == Operand::kKernel && !layer.HasKernel()) {  // pooling, LRN: no kernel data
+      for (const BufferUse& b : ch) ev.buffers.push_back(b);
+      continue;
+    }
     ch[0].reads += ev.macs;
     if (t == Operand::kOutput) ch[0].writes += ev.macs;
     for (size_t i = 0; i + 1 < ch.size(); ++i) {

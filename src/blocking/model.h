@@ -96,9 +96,12 @@ struct Packing {
 Packing Pack(const Layer& layer, const Hierarchy& h, const BlockingString& s);
 // Times the tile of operand t's buffer at cut `cut` is loaded (product of the trip counts from the
 // first loop at or outside `cut` that indexes t; 1 when none does).
-int64_t Fills(const BlockingString& s, const std::vector<int64_t>& trips, int cut, Operand t);
+int64_t Fills(const Layer& layer, const BlockingString& s, const std::vector<int64_t>& trips, int cut, Operand t);
+int64_t Fills(const BlockingString& s, const std::vector<int64_t>& trips, int cut, Operand t);  // a conv layer
 
 // The cuts where the reuse rule puts a buffer of operand t (before packing), innermost first.
-std::vector<int> ImpliedCuts(const BlockingString& s, Operand t);
+// Pooling and LRN (layer.h) have no kernel buffers; their K loops index the input.
+std::vector<int> ImpliedCuts(const Layer& layer, const BlockingString& s, Operand t);
+std::vector<int> ImpliedCuts(const BlockingString& s, Operand t);  // a conv layer
 
 }  // namespace sramplan::blocking

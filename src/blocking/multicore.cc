@@ -6,6 +6,9 @@ const char* PartitionName(Partition p) { return p == Partition::kK ? "K" : "XY";
 
 StatusOr<Layer> PartitionLayer(const Layer& layer, int cores, Partition p, Dim* split) {
   SP_RETURN_IF_ERROR(ValidateLayer(layer));
+  if (!layer.HasKernel())
+    return InvalidArgument("layer '" + layer.name + "': multi-core partitioning models conv and FC layers (a broadcast "
+                           "kernel or input); block this " + KindName(layer.kind) + " layer without --cores");
   if (cores < 1 || cores > 4096) return InvalidArgument("cores = " + std::to_string(cores) + " must be 1..4096");
   Layer sub = layer;
   sub.name = layer.name + "/" + std::to_string(cores) + PartitionName(p);

@@ -1,6 +1,7 @@
 #include "blocking/optimizer.h"
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <cmath>
@@ -40,12 +41,24 @@ struct Prefix {
 };
 
 // The loops that may extend `p` (the space in optimizer.h).
-std::vector<Loop> Children(const Layer& layer, const Prefix& p, int max_per_dim) {
+// Whether transposing (X <-> Y, Fw <-> Fh) maps the layer onto itself: then every string has a
+// transposed twin of equal energy (footprints, reuse rule and packing are symmetric).
+bool Transposable(const Layer& l) {
+  return l.extent(Dim::kX) == l.extent(Dim::kY) && l.extent(Dim::kFw) == l.extent(Dim::kFh) && l.stride_x == l.stride_y;
+}
+
+// `transpose_sym` (exact search, Transposable layers): the first X, Y, Fw or Fh loop must be X or Fw
+// (a string whose first one is Y or Fh has a transposed twin, its adjacent X/Y/N loops re-sorted,
+// that is in the space and starts with X or Fw).
+std::vector<Loop> Children(const Layer& layer, const Prefix& p, int max_per_dim, bool transpose_sym = false) {
   std::vector<Loop> out;
   const Loop* last = p.loops.empty() ? nullptr : &p.loops.back();
+  const bool first_spatial = transpose_sym && p.count[Idx(Dim::kX)] + p.count[Idx(Dim::kY)] + p.count[Idx(Dim::kFw)] +
+                                                      p.count[Idx(Dim::kFh)] == 0;
   for (Dim d : kAllDims) {
     int64_t e = layer.extent(d), b = p.cur[Idx(d)];
     if (b == e || p.count[Idx(d)] >= max_per_dim) continue;
+    if (first_spatial && (d == Dim::kY || d == Dim::kFh)) continue;
     if (last && last->dim == d) continue;
     if (last && XyClass(last->dim) && XyClass(d) && Idx(d) < Idx(last->dim)) continue;
     bool must_finish = p.count[Idx(d)] + 1 >= max_per_dim;
@@ -106,6 +119,101 @@ Status CheckBackingFits(const Layer& layer, const Hierarchy& h) {
   return Status::Ok();
 }
 
+// The prefix's lower bound (PrefixLowerBound); *closed: no operand can get another buffer below
+// its backing store in any completion (every later tile is at least the prefix's and fits no level).
+// opt_max_loops: the most loops a dimension may have in a completion.
+double Bound(const Layer& layer, const Hierarchy& h, const BlockingString& prefix, bool* closed, Packing* pk_out,
+             int opt_max_loops);
+
+// The order of the remaining dimensions (one full loop each) that minimises
+//   sum over operands t of w[t] * (product of the remaining trips from t's first indexing loop),
+// i.e. w[t] * rprod / (product of the trips placed before that loop): a DP over the subsets of the
+// remaining dimensions (an operand is "open" while no placed loop indexes it; the set of open
+// operands depends only on the placed set). `forbid_first`: a dimension that may not come first (the
+// prefix's last loop), or null. Returns the minimum (infinity when no order is allowed) and, if
+// `order` is given, the order.
+double OrderDp(const Layer& layer, const Extents& cur, const double w[kNumOperands], const Dim* forbid_first,
+               std::vector<Dim>* order) {
+  std::array<Dim, kNumDims> rest{};
+  std::array<double, kNumDims> trip{};
+  int r = 0;
+  double rprod = 1;
+  for (Dim d : kAllDims)
+    if (cur[Idx(d)] != layer.extent(d)) {
+      rest[r] = d;
+      trip[r] = static_cast<double>(layer.extent(d) / cur[Idx(d)]);
+      rprod *= trip[r++];
+    }
+  std::array<unsigned, kNumDims> mask{};  // operands each remaining dimension indexes
+  for (int i = 0; i < r; ++i)
+    for (int ti = 0; ti < kNumOperands; ++ti)
+      if (w[ti] > 0 && layer.Indexes(rest[i], static_cast<Operand>(ti))) mask[i] |= 1u << ti;
+  const int full = (1 << r) - 1;
+  std::array<double, 1 << kNumDims> g{}, prod{};
+  std::array<unsigned, 1 << kNumDims> closed{};
+  std::array<int, 1 << kNumDims> pick{};
+  prod[0] = 1;
+  for (int S = 1; S <= full; ++S) {
+    int i = __builtin_ctz(static_cast<unsigned>(S));
+    prod[S] = prod[S & (S - 1)] * trip[i];
+    closed[S] = closed[S & (S - 1)] | mask[i];
+  }
+  g[full] = 0;
+  for (int ti = 0; ti < kNumOperands; ++ti)
+    if (w[ti] > 0 && !(closed[full] >> ti & 1u)) g[full] += w[ti];
+  for (int S = full - 1; S >= 0; --S) {
+    g[S] = std::numeric_limits<double>::infinity();
+    pick[S] = -1;
+    for (int i = 0; i < r; ++i) {
+      if (S >> i & 1) continue;
+      if (S == 0 && forbid_first && rest[i] == *forbid_first) continue;
+      double c = g[S | (1 << i)];
+      unsigned now = mask[i] & ~closed[S];  // operands this loop closes
+      for (int ti = 0; ti < kNumOperands; ++ti)
+        if (now >> ti & 1u) c += w[ti] * rprod / prod[S];
+      if (c < g[S]) {
+        g[S] = c;
+        pick[S] = i;
+      }
+    }
+  }
+  if (order && std::isfinite(g[0]))
+    for (int S = 0; S != full; S |= 1 << pick[S]) order->push_back(rest[pick[S]]);
+  return g[0];
+}
+
+// The best completion of a closed prefix (every operand closed: the completion adds no buffer, so
+// only the fill counts of the buffers whose operand has no indexing loop after them change; model.h).
+// Splitting a remaining dimension into two loops never lowers a fill count (the inner part placed
+// where the first part was does at least as well), so the completion is one full loop per remaining
+// dimension, ordered by OrderDp with w[t] = the per-fill energy (StreamPj's slope) of t's last
+// buffer when no prefix loop after it indexes t. Empty when the prefix has no completion in the space.
+BlockingString ClosedCompletion(const Layer& layer, const Hierarchy& h, const Prefix& p, const Packing& pk) {
+  const int n = static_cast<int>(p.loops.size());
+  double w[kNumOperands] = {0, 0, 0};
+  for (int ti = 0; ti < kNumOperands; ++ti) {
+    Operand t = static_cast<Operand>(ti);
+    if (t == Operand::kKernel && !layer.HasKernel()) continue;
+    int last_idx = -1;
+    for (int j = 0; j < n; ++j)
+      if (layer.Indexes(p.loops[j].dim, t)) last_idx = j;
+    const std::vector<BufferUse>& ch = pk.chains[ti];
+    for (size_t i = 0; i + 1 < ch.size(); ++i) {
+      if (ch[i].cut <= last_idx) continue;  // an indexing loop after it in the prefix: all trips count
+      const Level& c = h.levels[ch[i].level];
+      const Level& par = h.levels[ch[i + 1].level];
+      double e = static_cast<double>(ch[i].elems);
+      w[ti] += e * (par.read_pj + c.write_pj) + (t == Operand::kOutput ? e * (c.read_pj + par.write_pj) : 0.0);
+    }
+  }
+  std::vector<Dim> order;
+  Dim last = p.loops.back().dim;
+  if (!std::isfinite(OrderDp(layer, p.cur, w, &last, &order))) return {};
+  BlockingString out = p.loops;
+  for (Dim d : order) out.push_back({d, layer.extent(d)});
+  return out;
+}
+
 struct ExactWorker {
   const Layer& layer;
   const Hierarchy& h;
@@ -115,7 +223,9 @@ struct ExactWorker {
   std::atomic<bool>& timed_out;
   std::atomic<int64_t>& nodes;
   std::atomic<int64_t>& leaves;
+  std::atomic<int64_t>& completions;
   Progress& progress;
+  bool transpose_sym = Transposable(layer);
   int64_t local_nodes = 0;
   void Dfs(Prefix& p) {
     if (timed_out.load(std::memory_order_relaxed)) return;
@@ -137,16 +247,30 @@ struct ExactWorker {
       return;
     }
     if (!p.loops.empty()) {
-      double lb = PrefixLowerBound(layer, h, p.loops), best = inc.energy.load();
+      bool closed = false;
+      Packing pk;
+      double lb = Bound(layer, h, p.loops, &closed, &pk, opt.max_loops_per_dim), best = inc.energy.load();
       if (lb > best * (1 + 1e-12)) return;
       // A bound equal to the best can only tie, and ties go to the smaller text: drop the prefix
       // when every completion's text is larger than the best's.
       if (lb >= best * (1 - 1e-12) && inc.Beyond(ToString(p.loops))) return;
+      if (closed) {  // dominance: the one best completion stands for the whole subtree
+        BlockingString s = ClosedCompletion(layer, h, p, pk);
+        if (s.empty()) return;
+        leaves.fetch_add(1, std::memory_order_relaxed);
+        completions.fetch_add(1, std::memory_order_relaxed);
+        Evaluation ev = Evaluate(layer, h, s);
+        if (ev.fits) inc.Offer(s, ev);
+        return;
+      }
     }
-    for (const Loop& l : Children(layer, p, opt.max_loops_per_dim)) {
-      Prefix q = p;
-      Push(&q, l);
-      Dfs(q);
+    for (const Loop& l : Children(layer, p, opt.max_loops_per_dim, transpose_sym)) {
+      const int64_t cur = p.cur[Idx(l.dim)];
+      Push(&p, l);
+      Dfs(p);
+      p.loops.pop_back();  // undo Push
+      p.cur[Idx(l.dim)] = cur;
+      --p.count[Idx(l.dim)];
     }
   }
 };
@@ -165,17 +289,81 @@ std::vector<int64_t> Divisors(int64_t n) {
 }
 
 double PrefixLowerBound(const Layer& layer, const Hierarchy& h, const BlockingString& prefix) {
-  Packing pk = Pack(layer, h, prefix);
-  std::vector<Extents> blocks = CutBlocks(prefix);
-  const Extents& end = blocks.back();
+  bool closed = false;
+  Packing pk;
+  return Bound(layer, h, prefix, &closed, &pk, 1 << 20);
+}
+
+namespace {
+
+// The outermost loop L of any completion is a remaining loop; an operand t it does not index whose
+// outermost on-chip buffer cannot hold all of t has an indexing loop inside L and outside that
+// buffer, so t crosses the off-chip link at least trips(L) times, where the bound above counted
+// once. trips(L) >= the remaining trips of L's dimension when it has one loop left, else >= its
+// smallest factor above 1 (a t without any on-chip buffer pays its MACs from the backing store
+// instead). Only operands bounded by their compulsory traffic (refetch_pj > 0) are charged; any
+// other candidate for L makes the minimum 0.
+// (Bound's last term.) opt_max_loops: the most loops a dimension may have.
+double OutermostLoopExtra(const Layer& layer, const Extents& end, const std::array<int, kNumDims>& count,
+                          int opt_max_loops, const double refetch_pj[kNumOperands], const double onchip_pj[kNumOperands],
+                          const double backing_pj[kNumOperands]) {
+  double extra = std::numeric_limits<double>::infinity();
+  for (Dim d : kAllDims) {
+    int64_t rem = layer.extent(d) / end[Idx(d)];
+    if (rem == 1) continue;
+    int loops_left = opt_max_loops - count[Idx(d)];
+    int64_t trips = rem;
+    if (loops_left >= 2)
+      for (int64_t f = 2; f <= rem; ++f)
+        if (rem % f == 0) {
+          trips = f;
+          break;
+        }
+    double e = 0;
+    int unindexed = 0;
+    for (int ti = 0; ti < kNumOperands; ++ti) {
+      Operand t = static_cast<Operand>(ti);
+      if (t == Operand::kKernel && !layer.HasKernel()) continue;
+      if (layer.Indexes(d, t)) continue;
+      ++unindexed;
+      // t's term as bounded above (min of backing and on-chip) and with the extra passes on chip.
+      if (refetch_pj[ti] > 0) {
+        double was = std::min(backing_pj[ti], onchip_pj[ti]);
+        e = std::min(backing_pj[ti], onchip_pj[ti] + refetch_pj[ti] * static_cast<double>(trips - 1)) - was;
+      }
+    }
+    if (unindexed != 1) e = 0;
+    extra = std::min(extra, e);
+  }
+  return std::isfinite(extra) ? extra : 0.0;
+}
+
+double Bound(const Layer& layer, const Hierarchy& h, const BlockingString& prefix, bool* all_closed, Packing* pk_out,
+             int opt_max_loops) {
+  Packing& pk = *pk_out;
+  pk = Pack(layer, h, prefix);
+  *all_closed = true;
+  Extents end = {1, 1, 1, 1, 1, 1, 1};
+  for (const Loop& l : prefix) end[Idx(l.dim)] = l.size;
   double rprod = 1;
   for (Dim d : kAllDims) rprod *= static_cast<double>(layer.extent(d) / end[Idx(d)]);
   const double m = static_cast<double>(layer.Macs());
   const int64_t wb = h.word_bytes();
   double lb = m * h.mac_pj;
   const int n = static_cast<int>(prefix.size());
+  double dp_w[kNumOperands] = {0, 0, 0}, dp_alone = 0;
+  // Per operand bounded by its compulsory traffic: energy of one more pass over the off-chip link,
+  // its term with an on-chip buffer, and (no buffer yet) with the MACs reading the backing store.
+  double refetch_pj[kNumOperands] = {0, 0, 0}, onchip_pj[kNumOperands] = {0, 0, 0};
+  double backing_pj[kNumOperands];
+  std::fill(backing_pj, backing_pj + kNumOperands, std::numeric_limits<double>::infinity());
+  std::array<int, kNumDims> count{};
+  for (const Loop& l : prefix) ++count[Idx(l.dim)];
+  std::vector<char> fits(h.levels.size(), 0);
+  int dp_count = 0;
   for (int ti = 0; ti < kNumOperands; ++ti) {
     Operand t = static_cast<Operand>(ti);
+    if (t == Operand::kKernel && !layer.HasKernel()) continue;
     bool out = t == Operand::kOutput;
     const std::vector<BufferUse>& ch = pk.chains[ti];
     const int k = static_cast<int>(ch.size()) - 1;  // placed buffers before the backing store
@@ -195,19 +383,31 @@ double PrefixLowerBound(const Layer& layer, const Hierarchy& h, const BlockingSt
     // Levels below the backing store where a later buffer of t could still go: any later buffer
     // holds at least the tile of the loops placed so far.
     int64_t need = layer.Footprint(t, end) * wb;
-    std::vector<char> fits(h.levels.size(), 0);
+    std::fill(fits.begin(), fits.end(), 0);
     if (!pk.exhausted[ti])
       for (int l = pk.ptr[ti]; l < back; ++l) {
         if (!h.levels[l].Holds(t)) continue;
         int64_t avail = pk.free_bytes[l] + (k > 0 && ch[k - 1].level == l ? ch[k - 1].elems * wb : 0);
         fits[l] = avail >= need;
       }
+    for (char f : fits) *all_closed = *all_closed && !f;
     auto mac_pj = [&](int l) { return m * (h.levels[l].read_pj + (out ? h.levels[l].write_pj : 0)); };
+    // Eligible for the outermost-loop bound below: t's on-chip buffers are too small for all of t.
+    int64_t cap = 0;
+    for (int l = 0; l < back; ++l)
+      if (h.levels[l].Holds(t)) cap = std::max(cap, h.levels[l].capacity_bytes);
+    const bool refetchable = dense && layer.Size(t) * wb > cap;
+    const double pass_pj = size * (h.levels[back].read_pj + (out ? h.levels[back].write_pj : 0.0));
     if (k == 0) {
-      double best = mac_pj(back);
+      double onchip = std::numeric_limits<double>::infinity();
       for (int l = 0; l < back; ++l)
-        if (fits[l]) best = std::min(best, mac_pj(l) + compulsory + through(l));
-      lb += best;
+        if (fits[l]) onchip = std::min(onchip, mac_pj(l) + compulsory + through(l));
+      lb += std::min(mac_pj(back), onchip);
+      if (refetchable) {
+        refetch_pj[ti] = pass_pj;
+        onchip_pj[ti] = onchip;
+        backing_pj[ti] = mac_pj(back);
+      }
       continue;
     }
     lb += mac_pj(ch[0].level);
@@ -220,25 +420,43 @@ double PrefixLowerBound(const Layer& layer, const Hierarchy& h, const BlockingSt
     const BufferUse& last = ch[k - 1];
     if (fits[last.level]) {
       lb += compulsory + through(last.level);
+      if (refetchable) {
+        refetch_pj[ti] = pass_pj;
+        onchip_pj[ti] = compulsory + through(last.level);
+      }
       continue;
     }
     bool closed = false;
-    for (int j = last.cut; j < n && !closed; ++j) closed = Indexes(prefix[j].dim, t);
+    for (int j = last.cut; j < n && !closed; ++j) closed = layer.Indexes(prefix[j].dim, t);
     double fills = static_cast<double>(last.fills) * rprod;
     if (!closed) {
       fills = 1;
       for (Dim d : kAllDims)
-        if (Indexes(d, t)) fills *= static_cast<double>(layer.extent(d) / end[Idx(d)]);
+        if (layer.Indexes(d, t)) fills *= static_cast<double>(layer.extent(d) / end[Idx(d)]);
     }
     double best = StreamPj(h, t, fills, static_cast<double>(last.elems), tiles(last), last.level, back);
+    bool operand_closed = std::none_of(fits.begin(), fits.end(), [](char f) { return f != 0; });
+    if (!closed && operand_closed) {  // its fills depend on the order of the remaining loops only
+      dp_w[ti] = StreamPj(h, t, 1, static_cast<double>(last.elems), tiles(last), last.level, back) -
+                 StreamPj(h, t, 0, static_cast<double>(last.elems), tiles(last), last.level, back);
+      dp_alone += dp_w[ti] * fills;
+      ++dp_count;
+    }
     for (int l = last.level + 1; l < back; ++l)
       if (fits[l])
         best = std::min(best, StreamPj(h, t, fills, static_cast<double>(last.elems), tiles(last), last.level, l) +
                                   compulsory + through(l));
     lb += best;
   }
+  // Operands whose last buffer is final but whose fill count waits for an indexing loop: each was
+  // bounded as if its non-indexing loops came first; jointly, the best order of the remaining
+  // dimensions (OrderDp, without the adjacency rule: a relaxation) bounds them together.
+  if (dp_count >= 2) lb += OrderDp(layer, end, dp_w, nullptr, nullptr) - dp_alone;
+  if (n > 0) lb += OutermostLoopExtra(layer, end, count, opt_max_loops, refetch_pj, onchip_pj, backing_pj);
   return lb;
 }
+
+}  // namespace
 
 StatusOr<SearchResult> ExactSearch(const Layer& layer, const Hierarchy& h, const SearchOptions& opt,
                                    const BlockingString* incumbent) {
@@ -252,14 +470,14 @@ StatusOr<SearchResult> ExactSearch(const Layer& layer, const Hierarchy& h, const
     if (ev.fits) inc.Offer(*incumbent, ev);
   }
   std::atomic<bool> timed_out{false};
-  std::atomic<int64_t> nodes{0}, leaves{0};
+  std::atomic<int64_t> nodes{0}, leaves{0}, completions{0};
   auto deadline = t0 + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(opt.time_limit_s));
   Progress progress("blocking search of " + layer.name, opt.time_limit_s, "pJ");
   Prefix root;
-  std::vector<Loop> first = Children(layer, root, opt.max_loops_per_dim);
+  std::vector<Loop> first = Children(layer, root, opt.max_loops_per_dim, Transposable(layer));
   std::atomic<size_t> next{0};
   auto work = [&]() {
-    ExactWorker w{layer, h, opt, inc, deadline, timed_out, nodes, leaves, progress};
+    ExactWorker w{layer, h, opt, inc, deadline, timed_out, nodes, leaves, completions, progress};
     for (size_t i; (i = next.fetch_add(1)) < first.size();) {
       Prefix p;
       Push(&p, first[i]);
@@ -269,7 +487,7 @@ StatusOr<SearchResult> ExactSearch(const Layer& layer, const Hierarchy& h, const
   };
   if (first.empty()) {  // a layer of one MAC: the empty string
     Prefix p;
-    ExactWorker w{layer, h, opt, inc, deadline, timed_out, nodes, leaves, progress};
+    ExactWorker w{layer, h, opt, inc, deadline, timed_out, nodes, leaves, completions, progress};
     w.Dfs(p);
   } else {
     std::vector<std::thread> pool;
@@ -281,6 +499,7 @@ StatusOr<SearchResult> ExactSearch(const Layer& layer, const Hierarchy& h, const
   r.search_s = Seconds(t0);
   r.nodes = nodes.load();
   r.leaves = leaves.load();
+  r.completions = completions.load();
   if (!std::isfinite(inc.energy.load()))
     return OutOfMemory("layer '" + layer.name + "': no blocking string fits hierarchy '" + h.name + "'");
   r.found = true;

@@ -10,7 +10,9 @@
 // that are already final (the MAC stream into the innermost placed buffer, the fill streams of
 // buffers that have an outer buffer of the same operand) and, for the rest, the compulsory traffic of
 // the backing store; a prefix whose bound exceeds the best full string found is dropped. The first
-// loop's choices are shared among `threads` workers. proved_optimal: the search finished within the
+// loop's choices are shared among `threads` workers. Dominance: a prefix after which no operand can
+// get another buffer below its backing store ("closed") is completed directly by the best order of
+// its remaining dimensions (a DP over their subsets, optimizer.cc) instead of being branched. proved_optimal: the search finished within the
 // time limit. Ties are broken by the string's text, so the result does not depend on the threads.
 //
 // Heuristic (the paper's seeded iterative search): builds strings loop by loop from the inside,
@@ -45,6 +47,7 @@ struct SearchResult {
   bool proved_optimal = false;
   int64_t nodes = 0;       // prefixes visited
   int64_t leaves = 0;      // full strings evaluated
+  int64_t completions = 0;  // exact: closed prefixes completed by the DP (ExactSearch) instead of branching
   double search_s = 0;
 };
 

@@ -48,6 +48,35 @@ TEST(BlockCli, ModelLayers) {
   EXPECT_NE(r.out.find("total energy"), std::string::npos) << r.out;
 }
 
+// Pooling and LRN: by --dims kind=..., and a model's MaxPool / AveragePool ops; no kernel energy.
+TEST(BlockCli, PoolingAndLrnLayers) {
+  std::string json = WriteTempFile("block_pool.json", "");
+  CliRun r = Cli("block " + SourcePath("models/onnx/alexnet.onnx") + " --target diannao --layer /features/features.2/MaxPool --json " + json);
+  ASSERT_EQ(r.rc, 0) << r.all();
+  EXPECT_NE(r.out.find("kind=maxpool X=27 Y=27 C=1 K=64 Fw=3 Fh=3"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("proved optimal"), std::string::npos) << r.out;
+  std::ifstream in(json);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  auto doc = nlohmann::json::parse(ss.str());
+  const auto& l = doc["layers"][0];
+  EXPECT_EQ(l["kind"], "maxpool");
+  EXPECT_EQ(l["operand_pj"]["kernel"].get<double>(), 0.0);
+  EXPECT_GT(l["operand_pj"]["input"].get<double>(), 0.0);
+  CliRun lrn = Cli("block --target diannao --dims kind=lrn,X=13,Y=13,K=32,C=5 --method heuristic");
+  ASSERT_EQ(lrn.rc, 0) << lrn.all();
+  EXPECT_NE(lrn.out.find("kind=lrn"), std::string::npos) << lrn.out;
+  CliRun kind = Cli("block --target diannao --dims kind=pool,X=5");
+  EXPECT_EQ(kind.rc, 1);
+  EXPECT_NE(kind.err.find("kind = 'pool' is unknown"), std::string::npos) << kind.all();
+  CliRun c = Cli("block --target diannao --dims kind=maxpool,X=5,C=3");
+  EXPECT_EQ(c.rc, 1);
+  EXPECT_NE(c.err.find("leave C = 1"), std::string::npos) << c.all();
+  CliRun cores = Cli("block --target diannao --dims kind=lrn,X=4,K=4,C=3 --cores 2");
+  EXPECT_EQ(cores.rc, 1);
+  EXPECT_NE(cores.err.find("without --cores"), std::string::npos) << cores.all();
+}
+
 TEST(BlockCli, BadInputNamesTheField) {
   CliRun zero = Cli("block --target diannao --dims X=0,Y=4,C=4,K=4");
   EXPECT_EQ(zero.rc, 1);

@@ -166,7 +166,10 @@ void ExpectRunMatchesModel(const Layer& l, const Hierarchy& h, const BlockingStr
 
 TEST(BlockingInterpreter, RandomStringsMatchNaiveAndModelCounts) {
   std::vector<Layer> layers = {ConvLayer("conv", 6, 4, 4, 6, 3, 3), ConvLayer("conv-n2", 4, 4, 2, 4, 2, 3, 2),
-                               ConvLayer("conv-s2", 4, 2, 2, 4, 3, 3, 1, 2, 2), FcLayer("fc", 12, 8, 4)};
+                               ConvLayer("conv-s2", 4, 2, 2, 4, 3, 3, 1, 2, 2), FcLayer("fc", 12, 8, 4),
+                               PoolLayer("maxpool-s2", LayerKind::kMaxPool, 4, 2, 6, 3, 3, 1, 2, 2),
+                               PoolLayer("avgpool-n2", LayerKind::kAvgPool, 2, 4, 4, 2, 2, 2, 2, 2),
+                               LrnLayer("lrn", 4, 2, 6, 3), LrnLayer("lrn-n2", 2, 2, 8, 5, 2)};
   std::vector<Hierarchy> hs = {ThreeLevel(96, 1024), ThreeLevel(1 << 20, 1 << 30), ThreeLevel(8, 64)};
   auto diannao = target::LoadTarget("diannao");
   ASSERT_TRUE(diannao.ok());
@@ -191,6 +194,58 @@ TEST(BlockingInterpreter, OptimisedAndDefaultStringsRunExactly) {
   ASSERT_TRUE(ex.ok()) << ex.status().message();
   ExpectRunMatchesModel(l, h, ex->best);
   ExpectRunMatchesModel(l, h, DianNaoDefault(l, 256, 2));
+}
+
+// Pooling and LRN: the kernel has no data and no buffer; a K loop indexes the input (no input buffer
+// at its start); LRN's channel window C gives the input a buffer as Fw does for conv.
+TEST(BlockingModel, PoolingAndLrnBuffersAndCounts) {
+  Layer p = PoolLayer("pool", LayerKind::kMaxPool, 4, 4, 8, 3, 3, 1, 2, 2);
+  ASSERT_TRUE(ValidateLayer(p).ok());
+  EXPECT_EQ(p.Size(Operand::kInput), 8 * 9 * 9);
+  EXPECT_EQ(p.Size(Operand::kKernel), 0);
+  EXPECT_EQ(p.Size(Operand::kOutput), 8 * 4 * 4);
+  auto s = ParseBlockingString("Fw Fh X:2 K:2 Y X K", p);
+  ASSERT_TRUE(s.ok()) << s.status().message();
+  EXPECT_EQ(ImpliedCuts(p, *s, Operand::kKernel), std::vector<int>{});
+  EXPECT_EQ(ImpliedCuts(p, *s, Operand::kInput), (std::vector<int>{1, 2}));  // windows only: K indexes the input
+  EXPECT_EQ(ImpliedCuts(p, *s, Operand::kOutput), std::vector<int>{});  // no window loop after an X/Y/K loop
+  Hierarchy h = ThreeLevel(1 << 10, 1 << 16);
+  Evaluation ev = Evaluate(p, h, *s);
+  EXPECT_EQ(ev.operand_pj[static_cast<int>(Operand::kKernel)], 0);
+  int64_t kernel_words = 0;
+  for (const BufferUse& b : ev.buffers)
+    if (b.operand == Operand::kKernel) kernel_words += b.elems + b.reads + b.writes;
+  EXPECT_EQ(kernel_words, 0);
+  EXPECT_EQ(ev.macs, 4 * 4 * 8 * 9);
+
+  Layer lrn = LrnLayer("lrn", 2, 2, 8, 5);
+  ASSERT_TRUE(ValidateLayer(lrn).ok());
+  EXPECT_EQ(lrn.Size(Operand::kInput), 12 * 2 * 2);  // K + C - 1 channels
+  auto t = ParseBlockingString("C K:4 X Y K", lrn);
+  ASSERT_TRUE(t.ok()) << t.status().message();
+  EXPECT_EQ(ImpliedCuts(lrn, *t, Operand::kInput), (std::vector<int>{1}));  // after the channel window
+  EXPECT_EQ(lrn.Footprint(Operand::kInput, CutBlocks(*t)[2]), 8);          // 4 + 5 - 1 channels
+  ExpectRunMatchesModel(lrn, h, *t);
+  ExpectRunMatchesModel(p, ThreeLevel(64, 512), *s);
+
+  Layer bad = PoolLayer("bad", LayerKind::kAvgPool, 4, 4, 8, 3, 3);
+  bad.extent(Dim::kC) = 2;
+  EXPECT_NE(ValidateLayer(bad).message().find("leave C = 1"), std::string::npos) << ValidateLayer(bad).message();
+  Layer bad2 = LrnLayer("bad2", 4, 4, 8, 5);
+  bad2.extent(Dim::kFw) = 3;
+  EXPECT_NE(ValidateLayer(bad2).message().find("Fw = Fh = 1"), std::string::npos) << ValidateLayer(bad2).message();
+}
+
+// The naive nests compute what pooling and LRN compute.
+TEST(BlockingInterpreter, NaivePoolingAndLrnValues) {
+  Layer p = PoolLayer("p", LayerKind::kMaxPool, 2, 1, 1, 2, 1, 1, 2, 1);
+  std::vector<int16_t> in = {3, -5, -2, 7};  // one row of 4: windows {3,-5}, {-2,7}
+  EXPECT_EQ(RunNaive(p, in, {}), (std::vector<int32_t>{3, 7}));
+  p.kind = LayerKind::kAvgPool;
+  EXPECT_EQ(RunNaive(p, in, {}), (std::vector<int32_t>{-2, 5}));
+  Layer lrn = LrnLayer("l", 1, 1, 2, 3);  // channels 0..3: outputs sum squares of 0..2 and 1..3
+  std::vector<int16_t> ch = {1, 2, 3, 4};
+  EXPECT_EQ(RunNaive(lrn, ch, {}), (std::vector<int32_t>{14, 29}));
 }
 
 TEST(BlockingHierarchy, Table3AndErrors) {

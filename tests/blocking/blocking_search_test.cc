@@ -77,7 +77,9 @@ void Enumerate(const Layer& l, const std::function<void(const BlockingString&)>&
 
 TEST(BlockingSearch, ExactEqualsBruteForce) {
   std::vector<Layer> layers = {ConvLayer("a", 4, 2, 2, 4, 2, 1), ConvLayer("b", 2, 2, 4, 2, 1, 3),
-                               FcLayer("fc", 8, 4, 2)};
+                               FcLayer("fc", 8, 4, 2), ConvLayer("square", 4, 4, 2, 2, 2, 2),  // transposable
+                               PoolLayer("maxpool", LayerKind::kMaxPool, 2, 2, 4, 3, 1, 1, 2, 1),
+                               LrnLayer("lrn", 4, 2, 4, 3)};
   std::vector<Hierarchy> hs = {Small(24, 256), Small(64, 64), SplitBuffers()};
   for (const Layer& l : layers)
     for (const Hierarchy& h : hs) {
@@ -104,9 +106,40 @@ TEST(BlockingSearch, ExactEqualsBruteForce) {
     }
 }
 
+// Buffers far smaller than the layer: most prefixes close (no operand can get another on-chip
+// buffer) and are completed by the DP; the result must still equal the brute force.
+TEST(BlockingSearch, ClosedPrefixCompletionEqualsBruteForce) {
+  Hierarchy tiny = SplitBuffers();
+  tiny.levels[0].capacity_bytes = 8;
+  tiny.levels[1].capacity_bytes = 16;
+  tiny.levels[2].capacity_bytes = 8;
+  std::vector<Layer> layers = {ConvLayer("big", 4, 2, 4, 4, 2, 1), ConvLayer("square", 4, 4, 2, 2, 2, 2), PoolLayer("pool", LayerKind::kMaxPool, 4, 2, 4, 2, 2),
+                               LrnLayer("lrn", 4, 2, 4, 3)};
+  std::vector<Hierarchy> hs = {tiny, Small(6, 24)};
+  for (const Layer& l : layers)
+    for (const Hierarchy& h : hs) {
+      SCOPED_TRACE(l.name + " on " + h.name);
+      double best = std::numeric_limits<double>::infinity();
+      Enumerate(l, [&](const BlockingString& s) {
+        Evaluation ev = Evaluate(l, h, s);
+        if (ev.fits) best = std::min(best, ev.total_pj);
+      });
+      SearchOptions opt;
+      opt.time_limit_s = 120;
+      auto ex = ExactSearch(l, h, opt);
+      ASSERT_TRUE(ex.ok()) << ex.status().message();
+      EXPECT_TRUE(ex->proved_optimal);
+      EXPECT_GT(ex->completions, 0);
+      EXPECT_DOUBLE_EQ(ex->eval.total_pj, best) << ToString(ex->best);
+      EXPECT_DOUBLE_EQ(Evaluate(l, h, ex->best).total_pj, ex->eval.total_pj);
+    }
+}
+
 TEST(BlockingSearch, PrefixBoundNeverExceedsACompletion) {
   std::vector<Layer> layers = {ConvLayer("conv", 6, 4, 4, 6, 3, 3), ConvLayer("s2", 4, 4, 2, 4, 3, 3, 2, 2, 2),
-                               FcLayer("fc", 12, 8, 4)};
+                               FcLayer("fc", 12, 8, 4),
+                               PoolLayer("avgpool", LayerKind::kAvgPool, 4, 4, 6, 3, 3, 2, 2, 2),
+                               LrnLayer("lrn", 4, 6, 8, 5)};
   std::vector<Hierarchy> hs = {Small(48, 512), Small(16, 96), SplitBuffers()};
   std::mt19937_64 rng(11);
   int checked = 0;

@@ -56,13 +56,13 @@ std::string Num(double v, const char* fmt = "%.3f") {
 }
 
 std::string Dims(const bl::Layer& l) {
-  std::string s;
+  std::string s = l.kind == bl::LayerKind::kConv ? "" : std::string("kind=") + bl::KindName(l.kind);
   for (bl::Dim d : bl::kAllDims) s += std::string(s.empty() ? "" : " ") + bl::DimName(d) + "=" + std::to_string(l.extent(d));
   if (l.stride_x != 1 || l.stride_y != 1) s += " sx=" + std::to_string(l.stride_x) + " sy=" + std::to_string(l.stride_y);
   return s;
 }
 
-// "X=56,Y=56,C=128,K=256,Fw=3,Fh=3[,N=1][,sx=1,sy=1]"
+// "X=56,Y=56,C=128,K=256,Fw=3,Fh=3[,N=1][,sx=1,sy=1][,kind=conv|maxpool|avgpool|lrn]"
 StatusOr<bl::Layer> ParseDims(const std::string& text) {
   bl::Layer l;
   l.name = "layer";
@@ -73,6 +73,11 @@ StatusOr<bl::Layer> ParseDims(const std::string& text) {
     if (eq == std::string::npos)
       return InvalidArgument("--dims: '" + item.substr(0, 40) + "' is not NAME=VALUE (e.g. X=56,Y=56,C=128,K=256,Fw=3,Fh=3)");
     std::string key = item.substr(0, eq), val = item.substr(eq + 1);
+    if (key == "kind") {
+      if (!bl::ParseKind(val, &l.kind))
+        return InvalidArgument("--dims: kind = '" + val.substr(0, 40) + "' is unknown; use conv, maxpool, avgpool or lrn");
+      continue;
+    }
     char* end = nullptr;
     long long v = std::strtoll(val.c_str(), &end, 10);
     if (val.empty() || *end != '\0')
@@ -82,7 +87,7 @@ StatusOr<bl::Layer> ParseDims(const std::string& text) {
     if (key == "sx") l.stride_x = v;
     else if (key == "sy") l.stride_y = v;
     else if (bl::ParseDim(key, &d)) l.extent(d) = v;
-    else return InvalidArgument("--dims: unknown dimension '" + key.substr(0, 40) + "'; use X, Y, C, K, Fw, Fh, N, sx, sy");
+    else return InvalidArgument("--dims: unknown dimension '" + key.substr(0, 40) + "'; use X, Y, C, K, Fw, Fh, N, sx, sy, kind");
   }
   SP_RETURN_IF_ERROR(bl::ValidateLayer(l));
   return l;
@@ -99,8 +104,9 @@ StatusOr<bl::Layer> Table4(const std::string& name) {
   return InvalidArgument("--table4: unknown layer '" + name.substr(0, 40) + "'; use Conv1..Conv5, FC1 or FC2");
 }
 
-// Every Conv (group 1, 2-D, no dilation) and Gemm / MatMul of the model as a layer; others are
-// listed on stderr as skipped.
+// Every Conv (group 1, 2-D, no dilation), Gemm / MatMul and 2-D MaxPool / AveragePool (no
+// dilation; padding as the output extents imply) of the model as a layer; others are listed on
+// stderr as skipped.
 StatusOr<std::vector<bl::Layer>> ModelLayers(const std::string& path, int64_t batch, const std::string& only, int verbosity) {
   import::ImportOptions io;
   io.batch = batch;
@@ -121,11 +127,20 @@ StatusOr<std::vector<bl::Layer>> ModelLayers(const std::string& path, int64_t ba
       int64_t nb = gg.m;
       for (int64_t b : gg.batch) nb *= b;
       out.push_back(bl::FcLayer(op.name, gg.k, gg.n, nb));
+    } else if (op.type == "MaxPool" || op.type == "AveragePool") {
+      SP_ASSIGN_OR_RETURN(ir::PoolGeometry pg, ir::ParsePoolGeometry(g, op));
+      if (!pg.Is2D() || !pg.UnitDilations()) {
+        if (verbosity > 0) std::cerr << "skipped " << op.name << ": dilated or not 2-D (outside the seven-loop nest)\n";
+        continue;
+      }
+      out.push_back(bl::PoolLayer(op.name, pg.max ? bl::LayerKind::kMaxPool : bl::LayerKind::kAvgPool,
+                                  pg.out_spatial[1], pg.out_spatial[0], pg.in_channels, pg.kernel[1], pg.kernel[0],
+                                  pg.batch, pg.strides[1], pg.strides[0]));
     }
   }
   if (out.empty())
-    return InvalidArgument(only.empty() ? "model '" + path + "' has no Conv, Gemm or MatMul layer to block"
-                                        : "--layer: no Conv, Gemm or MatMul op named '" + only + "' in '" + path + "'");
+    return InvalidArgument(only.empty() ? "model '" + path + "' has no Conv, Gemm, MatMul or pooling layer to block"
+                                        : "--layer: no Conv, Gemm, MatMul or pooling op named '" + only + "' in '" + path + "'");
   return out;
 }
 
@@ -192,7 +207,7 @@ nlohmann::ordered_json ToJson(const Outcome& o, const bl::Hierarchy& h) {
   for (bl::Dim d : bl::kAllDims) dims[bl::DimName(d)] = o.layer.extent(d);
   dims["sx"] = o.layer.stride_x;
   dims["sy"] = o.layer.stride_y;
-  return {{"layer", o.layer.name},  {"dims", dims},
+  return {{"layer", o.layer.name},  {"kind", bl::KindName(o.layer.kind)}, {"dims", dims},
           {"hierarchy", h.name},    {"method", o.method},
           {"string", bl::ToString(o.string)}, {"energy_pj", o.eval.total_pj},
           {"memory_pj", o.eval.memory_pj},    {"mac_pj", o.eval.mac_pj},
