@@ -53,6 +53,24 @@ RowMap OpRowMap(const ir::Graph& g, const ir::Op& op, size_t k, int64_t in_rows,
       return m;
     }
   }
+  if (k == 0 && op.type == "Pad" && out_rows > 1) {
+    // A constant pad of a feature map: output row r is input row r - pad_top (a window of one row
+    // with padding). The shift is held as halo: r output rows take r + max(pad_top, pad_bottom)
+    // input rows, so that consumers of the input that do not pad, progressing with the strips,
+    // find their rows in the same window.
+    const std::vector<int64_t> pads = op.attrs.GetInts("pads");
+    const size_t h = g.layout == ir::Layout::kNHWC ? 1 : 2;
+    bool ok = op.attrs.GetString("mode", "constant") == "constant" && pads.size() == 8 && pads[0] == 0 &&
+              pads[4] == 0;
+    for (int64_t v : pads) ok = ok && v >= 0;
+    if (ok) {
+      m.rule = RowRule::kWindow;
+      m.pad_top = pads[h];
+      m.k_eff = 1 + std::max(pads[h], pads[h + 4]);
+      m.out_rows = out_rows;
+      return m;
+    }
+  }
   if (k == 0 && op.type == "Slice" && op.inputs.size() <= 4) {
     // A slice with unit steps keeps the row count (a shifted window of r rows).
     bool unit = true;

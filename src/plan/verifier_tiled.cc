@@ -21,6 +21,15 @@ bool UnitSteps(const StepOp& op) {
   return std::all_of(steps.begin(), steps.end(), [](int64_t v) { return v == 1; });
 }
 
+// A constant Pad of a 4-D feature map with non-negative pads and none on the batch axis: its
+// output rows follow its input rows one to one (a window of one row with padding).
+bool RowPad(const StepOp& op) {
+  if (op.type != "Pad" || Attr(op, "pad_mode", {0}) != std::vector<int64_t>{0}) return false;
+  const std::vector<int64_t> pads = Attr(op, "pads", {});
+  if (pads.size() != 8 || pads[0] != 0 || pads[4] != 0) return false;
+  return std::all_of(pads.begin(), pads.end(), [](int64_t v) { return v >= 0; });
+}
+
 }  // namespace
 
 // The layout of the plan's feature maps: NHWC when more convolutions agree with it only than with
@@ -121,6 +130,11 @@ void Checker::CheckFusedTiled(int s) {
         need = std::min(h, (out_r - 1) * stride + k_eff);
         const std::vector<int64_t> pads = Attr(op, "pads", {0, 0, 0, 0});
         read = std::max<int64_t>(1, std::min(h, (out_h - 1) * stride - (pads.empty() ? 0 : pads[0]) + k_eff));
+      } else if (i == 0 && RowPad(op) && t.shape.size() == 4 && out_h > 1) {
+        // Output row r is input row r - pad_top: a window of one row, its shift held as halo.
+        const std::vector<int64_t> pads = Attr(op, "pads", {});
+        const size_t hx = plan_nhwc_ ? 1 : 2;
+        need = std::min(h, out_r + std::max(pads[hx], pads[hx + 4]));
       } else if (i == 0 && op.type == "Slice" && op.inputs.size() <= 4 && UnitSteps(op)) {
         need = std::min(h, out_r);  // unit steps: a shifted window of as many rows
       } else if (ReduceType(op.type) && out_h == 1) {

@@ -16,7 +16,7 @@
 namespace sramplan::driver::passes {
 namespace {
 
-// Pooling windows and Slice steps recorded for the verifier's tile relation (Conv's are recorded
+// Pooling windows, Slice steps and Pad's pads recorded for the verifier's tile relation (Conv's are recorded
 // for every plan).
 // The fusion search's limits: its state limits, and the CLI's --time-limit when given (issue 19).
 fusion::FusionLimits FusionLimitsOf(const PlanOptions& o) {
@@ -33,6 +33,11 @@ plan::StepOp TiledStepOp(const ir::Graph& g, const ir::Op& op) {
       if (!v.empty()) so.attrs[k] = v;
     }
   if (op.type == "Slice" && op.attrs.Has("steps")) so.attrs["steps"] = op.attrs.GetInts("steps");
+  if (op.type == "Pad") {  // its pads, and its mode: 0 constant, 1 reflect, 2 edge
+    so.attrs["pads"] = op.attrs.GetInts("pads");
+    const std::string mode = op.attrs.GetString("mode", "constant");
+    so.attrs["pad_mode"] = {mode == "constant" ? 0 : mode == "reflect" ? 1 : 2};
+  }
   return so;
 }
 
