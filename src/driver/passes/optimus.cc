@@ -54,6 +54,32 @@ int64_t TileCols(const ir::Graph& g, const fusion::FusionGraph& fg, const std::v
   return cols;
 }
 
+// Per group whose ISOA decisions feed operators inside the group: why `verify` cannot run it as
+// planned (the executor holds every channel of such an output: it has no path that accumulates a
+// consumer over input-channel tiles in int32 partial sums), so the run may take more strips than the
+// plan (other DRAM bytes when parameters stream) or not fit the buffer at all.
+void AddIsoaNotes(const ir::Graph& g, const OptimusState& st, plan::Plan* p) {
+  const fusion::FusionResult& r = st.result;
+  for (size_t k = 0; k < r.groups.size(); ++k) {
+    const std::vector<int>& group = r.groups[k];
+    std::string ops;
+    for (size_t i = 0; i < group.size(); ++i) {
+      if (!r.evals[k].isoa[i]) continue;
+      bool inside = false;
+      for (int f : st.graph.vertices[group[i]].outputs)
+        for (int c : st.graph.tensors[f].consumers)
+          inside = inside || std::binary_search(group.begin(), group.end(), c);
+      if (inside) ops += std::string(ops.empty() ? "" : ", ") + "'" + st.graph.vertices[group[i]].name + "'";
+    }
+    if (ops.empty()) continue;
+    p->notes.push_back("group " + std::to_string(k) + " ('" + g.op(st.graph.vertices[group.front()].ops.front()).name +
+                       "'): ISOA on " + ops +
+                       " feeds operators inside the group, which then accumulate over input-channel tiles; the "
+                       "executor has no int32 partial-sum path yet and holds every channel, so verify may run "
+                       "more strips than planned or not fit");
+  }
+}
+
 Status AssembleTiled(PlanningContext& ctx) {
   if (!ctx.optimus) return InternalError("pass 'assemble-tiled' needs the fuse-tiled pass first");
   const OptimusState& st = *ctx.optimus;
@@ -140,6 +166,7 @@ Status AssembleTiled(PlanningContext& ctx) {
   if (st.method == fusion::FusionMethod::kOnline)
     p.notes.push_back("optimus-online: look-up table allows groups of up to " + std::to_string(r.online_max_group) +
                       " operators at this buffer size");
+  AddIsoaNotes(g, st, &p);
   for (const fusion::Vertex& v : st.graph.vertices)
     if (!v.known)
       p.notes.push_back("operator '" + v.name + "' is not known to the tile model: it reads its whole input per strip");
