@@ -2,7 +2,8 @@
 // window of one row with padding (fusion/optimus_model.cc), the plan records its pads, the verifier
 // re-derives its rows from them, and the executor runs it strip by strip (a strip entirely in the
 // padding reads no input row) bit for bit against the naive run, with the DRAM bytes the plan
-// predicts. A reflect Pad stays a whole-input op (the executor runs such an op once on its whole
+// predicts. A one-input Slice that drops leading rows (NASNet's factorised reduction) runs strip by
+// strip too. A reflect Pad stays a whole-input op (the executor runs such an op once on its whole
 // operands, so it is not run here).
 #include <gtest/gtest.h>
 
@@ -152,6 +153,57 @@ TEST(OptimusPad, PadInsideGroupsBitExactWithPlannedDramBytes) {
     }
   }
   EXPECT_GT(pad_in_multi_strip_group, 0);  // the Pads ran strip by strip inside groups
+}
+
+// NASNet's factorised reduction: a Slice that drops the first row and column (output row r is
+// input row r + 1) beside a strided 1x1 convolution of the same input, concatenated. The Slice runs
+// strip by strip (the NAS graphs' only Slices; whole, its 32x32x144 input alone exceeds 128 KB).
+const char* kShiftGraph = R"({
+  "format": "sramplan-graph", "version": 1, "name": "tiled_shift", "layout": "NHWC", "dtype": "int8",
+  "tensors": [
+    {"name": "x", "shape": [1, 20, 20, 8], "kind": "input"},
+    {"name": "w1", "shape": [16, 3, 3, 8], "kind": "constant"},
+    {"name": "w2", "shape": [8, 1, 1, 16], "kind": "constant"},
+    {"name": "w3", "shape": [8, 1, 1, 16], "kind": "constant"},
+    {"name": "a"}, {"name": "s"}, {"name": "b"}, {"name": "c"}, {"name": "y", "kind": "output"}
+  ],
+  "ops": [
+    {"name": "c1", "type": "Conv", "inputs": ["x", "w1"], "outputs": ["a"],
+     "attrs": {"kernel_shape": [3, 3], "pads": [1, 1, 1, 1], "activation": "relu"}},
+    {"name": "shift", "type": "Slice", "inputs": ["a"], "outputs": ["s"],
+     "attrs": {"starts": [1, 1], "ends": [20, 20], "axes": [1, 2]}},
+    {"name": "c2", "type": "Conv", "inputs": ["s", "w2"], "outputs": ["b"],
+     "attrs": {"kernel_shape": [1, 1], "strides": [2, 2], "pads": [0, 0, 1, 1]}},
+    {"name": "c3", "type": "Conv", "inputs": ["a", "w3"], "outputs": ["c"],
+     "attrs": {"kernel_shape": [1, 1], "strides": [2, 2]}},
+    {"name": "cat", "type": "Concat", "inputs": ["c", "b"], "outputs": ["y"], "attrs": {"axis": 3}}
+  ]
+})";
+
+TEST(OptimusPad, ShiftSliceRunsStripByStripBitExact) {
+  const char* fused[] = {"optimus", "optimus-online", "dnnvm", "efficient-s", "fused-layer", "nofuse"};
+  ir::Graph g = testing::LoadNativeGraph(kShiftGraph);
+  ir::ApplyDtype(g, ir::DataType::kInt8);
+  auto q = QuantizeModel(g, kDefaultSeed, nullptr);
+  ASSERT_TRUE(q.ok()) << q.status().message();
+  int slice_strips = 0;
+  for (int64_t kib : {4, 8, 16}) {
+    for (const char* s : fused) {
+      SCOPED_TRACE(std::string(s) + " " + std::to_string(kib) + " KiB");
+      const plan::Plan p = Plan(g, Accel(kib << 10), s, "int8");
+      ASSERT_FALSE(p.steps.empty());
+      ASSERT_TRUE(plan::VerifyPlan(p).ok()) << plan::VerifyPlan(p).Summary();
+      const int st = StepOf(p, "shift");
+      ASSERT_GE(st, 0);
+      slice_strips += p.steps[st].tiled.tiles > 1;
+      auto naive = RunNaive(g, testing::PlanOrder(g, p), q->data, &*q);
+      ASSERT_TRUE(naive.ok()) << naive.status().message();
+      auto arena = RunArena(g, p, q->data, &*q);
+      ASSERT_TRUE(arena.ok()) << arena.status().message();
+      EXPECT_EQ(Compare(g, *naive, *arena, p), "");
+    }
+  }
+  EXPECT_GT(slice_strips, 0);
 }
 
 // The verifier derives a Pad's rows from its recorded pads and mode: a plan that says the Pad
