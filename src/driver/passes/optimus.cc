@@ -74,9 +74,9 @@ void AddIsoaNotes(const ir::Graph& g, const OptimusState& st, plan::Plan* p) {
     if (ops.empty()) continue;
     p->notes.push_back("group " + std::to_string(k) + " ('" + g.op(st.graph.vertices[group.front()].ops.front()).name +
                        "'): ISOA on " + ops +
-                       " feeds operators inside the group, which then accumulate over input-channel tiles; the "
-                       "executor has no int32 partial-sum path yet and holds every channel, so verify may run "
-                       "more strips than planned or not fit");
+                       " feeds operators inside the group, which would run channel tile by channel tile (in int32 "
+                       "partial sums where they reduce over channels); the executor has no int32 partial-sum path "
+                       "yet and holds every channel, so verify may run more strips than planned or not fit");
   }
 }
 
