@@ -180,6 +180,40 @@ const char* kShiftGraph = R"({
   ]
 })";
 
+// The model holds the Slice's shift as halo (r output rows take r + 1 input rows), and the
+// verifier re-derives it from the recorded starts and axes: a plan whose Slice says it starts at
+// row 0 no longer matches the group's working set.
+TEST(OptimusPad, ShiftSliceHaloInModelAndVerifier) {
+  ir::Graph g = testing::LoadNativeGraph(kShiftGraph);
+  analysis::Schedule order;
+  for (const ir::Op& op : g.ops()) order.push_back(op.id);
+  auto fg = fusion::BuildFusionGraph(g, order, 1);
+  ASSERT_TRUE(fg.ok());
+  bool seen = false;
+  for (const fusion::Vertex& v : fg->vertices)
+    if (v.name == "shift") {
+      seen = true;
+      EXPECT_EQ(v.in_maps[0].rule, fusion::RowRule::kWindow);
+      EXPECT_EQ(v.in_maps[0].Apply(3, 4), 4);
+      EXPECT_EQ(v.in_maps[0].RowsRead(), 20);
+    }
+  EXPECT_TRUE(seen);
+  const plan::Plan p = Plan(g, Accel(4 << 10), "optimus", "int8");
+  ASSERT_TRUE(plan::VerifyPlan(p).ok()) << plan::VerifyPlan(p).Summary();
+  const int s = StepOf(p, "shift");
+  ASSERT_GE(s, 0);
+  ASSERT_GT(p.steps[s].tiled.tiles, 1);
+  plan::Plan bad = p;
+  for (auto& op : bad.steps[s].ops)
+    if (op.name == "shift") {
+      EXPECT_EQ(op.attrs.at("starts"), (std::vector<int64_t>{1, 1}));
+      op.attrs["starts"] = {0, 0};
+    }
+  const auto v = plan::VerifyPlan(bad);
+  ASSERT_FALSE(v.ok());
+  EXPECT_NE(v.Summary().find("working set"), std::string::npos) << v.Summary();
+}
+
 TEST(OptimusPad, ShiftSliceRunsStripByStripBitExact) {
   const char* fused[] = {"optimus", "optimus-online", "dnnvm", "efficient-s", "fused-layer", "nofuse"};
   ir::Graph g = testing::LoadNativeGraph(kShiftGraph);

@@ -33,6 +33,9 @@ plan::StepOp TiledStepOp(const ir::Graph& g, const ir::Op& op) {
       if (!v.empty()) so.attrs[k] = v;
     }
   if (op.type == "Slice" && op.attrs.Has("steps")) so.attrs["steps"] = op.attrs.GetInts("steps");
+  if (op.type == "Slice")  // its starts and axes: the shift of its rows
+    for (const char* k : {"starts", "axes"})
+      if (op.attrs.Has(k)) so.attrs[k] = op.attrs.GetInts(k);
   if (op.type == "Pad") {  // its pads, and its mode: 0 constant, 1 reflect, 2 edge
     so.attrs["pads"] = op.attrs.GetInts("pads");
     const std::string mode = op.attrs.GetString("mode", "constant");
