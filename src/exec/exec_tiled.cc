@@ -6,6 +6,7 @@
 
 #include "exec/executor.h"
 #include "exec/hybrid.h"
+#include "exec/kernels.h"
 #include "exec/quantize.h"
 #include "ir/op_geometry.h"
 #include "support/int_math.h"
@@ -24,6 +25,42 @@ bool FeatureMap(const ir::Graph& g, const ir::Tensor& t) {
 }
 
 bool Windowed(const std::string& type) { return type == "Conv" || type == "MaxPool" || type == "AveragePool"; }
+
+// A constant Pad of a channels-last feature map with non-negative pads and none on the batch
+// axis: output row r is input row r - pads[1] (a window of one row with padding).
+bool RowPad(const ir::Graph& g, const ir::Op& op) {
+  if (op.type != "Pad" || op.inputs.empty() || op.outputs.size() != 1) return false;
+  if (!FeatureMap(g, g.tensor(op.inputs[0])) || !FeatureMap(g, g.tensor(op.outputs[0]))) return false;
+  const std::vector<int64_t> pads = op.attrs.GetInts("pads");
+  if (op.attrs.GetString("mode", "constant") != "constant" || pads.size() != 8 || pads[0] != 0 || pads[4] != 0)
+    return false;
+  return std::all_of(pads.begin(), pads.end(), [](int64_t v) { return v >= 0; });
+}
+
+// A one-input Slice with unit steps of a channels-last feature map that keeps its rows from
+// `start` to the last (output row r is input row r + start): `*start` and the index of its H entry
+// in `starts` (-1: H is not sliced).
+bool RowSlice(const ir::Graph& g, const ir::Op& op, int64_t* start = nullptr, int* entry = nullptr) {
+  if (op.type != "Slice" || op.inputs.size() != 1 || op.outputs.size() != 1) return false;
+  const ir::Tensor& x = g.tensor(op.inputs[0]);
+  const ir::Tensor& y = g.tensor(op.outputs[0]);
+  if (!FeatureMap(g, x) || !FeatureMap(g, y)) return false;
+  std::vector<int32_t> starts, steps;
+  SliceStartsSteps(op, x.shape, &starts, &steps);
+  if (std::any_of(steps.begin(), steps.end(), [](int32_t v) { return v != 1; })) return false;
+  if (y.shape[1] != x.shape[1] - starts[1]) return false;
+  if (start) *start = starts[1];
+  if (entry) {
+    *entry = -1;
+    const std::vector<int64_t> axes = op.attrs.GetInts("axes");
+    const size_t n = op.attrs.GetInts("starts").size();
+    for (size_t k = 0; k < n; ++k) {
+      const int64_t a = k < axes.size() ? (axes[k] < 0 ? axes[k] + 4 : axes[k]) : static_cast<int64_t>(k);
+      if (a == 1) *entry = static_cast<int>(k);
+    }
+  }
+  return true;
+}
 
 // The row rule of input k of `op`; kWhole for ops that run once on whole operands.
 InputRule RuleOf(const ir::Graph& g, const ir::Op& op, size_t k, bool rowwise) {
@@ -50,6 +87,18 @@ InputRule RuleOf(const ir::Graph& g, const ir::Op& op, size_t k, bool rowwise) {
     r.pads = w.pads;
     return r;
   }
+  int64_t slice_start = 0;
+  if (k == 0 && RowSlice(g, op, &slice_start)) {  // output row r is input row r + start
+    r.rule = Rule::kWindow;
+    r.pad_top = -slice_start;
+    return r;
+  }
+  if (k == 0 && op.type == "Pad") {
+    r.rule = Rule::kWindow;
+    r.pads = op.attrs.GetInts("pads");
+    r.pad_top = r.pads[1];
+    return r;
+  }
   if (x.shape[1] == y.shape[1] && x.shape[1] > 1) r.rule = Rule::kSame;
   return r;  // a broadcast operand of one row: whole
 }
@@ -67,6 +116,8 @@ bool RowWise(const ir::Graph& g, const ir::Op& op) {
     auto pg = ir::ParsePoolGeometry(g, op);
     return pg.ok() && pg->Is2D();
   }
+  if (op.type == "Pad") return RowPad(g, op);
+  if (op.type == "Slice") return RowSlice(g, op);
   const bool elementwise = ir::IsUnaryElementwise(op.type) || ir::IsBinaryElementwise(op.type);
   const bool concat = op.type == "Concat" && (op.attrs.GetInt("axis", 0) == 3 || op.attrs.GetInt("axis", 0) == -1);
   if (!elementwise && !concat) return false;
@@ -565,6 +616,33 @@ Status TileRunner::Run(const TiledRun& r) {
     if (oi.rowwise && ru.rule == TiledRule::kSame) {
       ia = a;
       ib = b;
+    } else if (oi.rowwise && ru.rule == TiledRule::kWindow && op.type == "Pad") {
+      // Output rows [a, b) are input rows [a - top, b - top) clipped, the rest padding; a strip
+      // entirely in the padding reads no input row.
+      ia = std::min(NeedLo(ru, a), x.rows);
+      ib = NeedHi(ru, b, x.rows);
+      std::vector<int64_t> pads = ru.pads;
+      if (ib <= ia) {
+        ia = ib = std::clamp(ia, lo_[Owner(t)], rows_[t]);
+        pads[1] = b - a;
+        pads[5] = 0;
+      } else {
+        pads[1] = ia - (a - ru.pad_top);
+        pads[5] = (b - a) - (ib - ia) - pads[1];
+      }
+      op.attrs.Set("pads", pads);
+    } else if (oi.rowwise && ru.rule == TiledRule::kWindow && op.type == "Slice") {
+      // Output rows [a, b) are input rows [a + start, b + start): the strip's slice starts at its
+      // first row.
+      ia = NeedLo(ru, a);
+      ib = NeedHi(ru, b, x.rows);
+      int entry = -1;
+      RowSlice(sg_, op, nullptr, &entry);
+      if (entry >= 0) {
+        std::vector<int64_t> starts = op.attrs.GetInts("starts");
+        starts[entry] = 0;
+        op.attrs.Set("starts", starts);
+      }
     } else if (oi.rowwise && ru.rule == TiledRule::kWindow) {
       ia = NeedLo(ru, a);
       ib = NeedHi(ru, b, x.rows);

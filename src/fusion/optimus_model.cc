@@ -31,6 +31,19 @@ void RowsAndChannels(const ir::Graph& g, const ir::Tensor& t, int64_t* rows, int
   *rows = t.shape[g.layout == ir::Layout::kNHWC ? 1 : 2];
 }
 
+// A Slice's start on the H axis, normalised and clipped to [0, in_rows] (0 when H is not sliced).
+int64_t SliceStartH(const ir::Graph& g, const ir::Op& op, int64_t in_rows) {
+  const std::vector<int64_t> starts = op.attrs.GetInts("starts"), axes = op.attrs.GetInts("axes");
+  const int64_t h = g.layout == ir::Layout::kNHWC ? 1 : 2;
+  int64_t start = 0;
+  for (size_t k = 0; k < starts.size(); ++k) {
+    const int64_t a = k < axes.size() ? (axes[k] < 0 ? axes[k] + 4 : axes[k]) : static_cast<int64_t>(k);
+    if (a != h) continue;
+    start = starts[k] < 0 ? starts[k] + in_rows : starts[k];
+  }
+  return std::clamp<int64_t>(start, 0, in_rows);
+}
+
 // The row rule of input k of `op` (rows of the op's output `out_rows`).
 RowMap OpRowMap(const ir::Graph& g, const ir::Op& op, size_t k, int64_t in_rows, int64_t out_rows) {
   RowMap m;
@@ -53,12 +66,33 @@ RowMap OpRowMap(const ir::Graph& g, const ir::Op& op, size_t k, int64_t in_rows,
       return m;
     }
   }
+  if (k == 0 && op.type == "Pad" && out_rows > 1) {
+    // A constant pad of a feature map: output row r is input row r - pad_top (a window of one row
+    // with padding). The shift is held as halo: r output rows take r + max(pad_top, pad_bottom)
+    // input rows, so that consumers of the input that do not pad, progressing with the strips,
+    // find their rows in the same window.
+    const std::vector<int64_t> pads = op.attrs.GetInts("pads");
+    const size_t h = g.layout == ir::Layout::kNHWC ? 1 : 2;
+    bool ok = op.attrs.GetString("mode", "constant") == "constant" && pads.size() == 8 && pads[0] == 0 &&
+              pads[4] == 0;
+    for (int64_t v : pads) ok = ok && v >= 0;
+    if (ok) {
+      m.rule = RowRule::kWindow;
+      m.pad_top = pads[h];
+      m.k_eff = 1 + std::max(pads[h], pads[h + 4]);
+      m.out_rows = out_rows;
+      return m;
+    }
+  }
   if (k == 0 && op.type == "Slice" && op.inputs.size() <= 4) {
-    // A slice with unit steps keeps the row count (a shifted window of r rows).
+    // A slice with unit steps keeps the row count (a shifted window of r rows). Output row r is
+    // input row r + start (its start on H); the shift is held as halo, as a Pad's: r output rows
+    // take r + start input rows.
     bool unit = true;
     for (int64_t st : op.attrs.GetInts("steps")) unit = unit && st == 1;
     if (unit) {
       m.rule = RowRule::kWindow;
+      m.k_eff = 1 + SliceStartH(g, op, in_rows);
       return m;
     }
   }

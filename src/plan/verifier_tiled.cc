@@ -21,6 +21,27 @@ bool UnitSteps(const StepOp& op) {
   return std::all_of(steps.begin(), steps.end(), [](int64_t v) { return v == 1; });
 }
 
+// A Slice's start on axis `h` (from its recorded `starts` and `axes`), normalised and clipped to
+// [0, rows]; 0 when it does not slice that axis.
+int64_t SliceStartH(const StepOp& op, int64_t h, int64_t rows) {
+  const std::vector<int64_t> starts = Attr(op, "starts", {}), axes = Attr(op, "axes", {});
+  int64_t start = 0;
+  for (size_t k = 0; k < starts.size(); ++k) {
+    const int64_t a = k < axes.size() ? (axes[k] < 0 ? axes[k] + 4 : axes[k]) : static_cast<int64_t>(k);
+    if (a == h) start = starts[k] < 0 ? starts[k] + rows : starts[k];
+  }
+  return std::clamp<int64_t>(start, 0, rows);
+}
+
+// A constant Pad of a 4-D feature map with non-negative pads and none on the batch axis: its
+// output rows follow its input rows one to one (a window of one row with padding).
+bool RowPad(const StepOp& op) {
+  if (op.type != "Pad" || Attr(op, "pad_mode", {0}) != std::vector<int64_t>{0}) return false;
+  const std::vector<int64_t> pads = Attr(op, "pads", {});
+  if (pads.size() != 8 || pads[0] != 0 || pads[4] != 0) return false;
+  return std::all_of(pads.begin(), pads.end(), [](int64_t v) { return v >= 0; });
+}
+
 }  // namespace
 
 // The layout of the plan's feature maps: NHWC when more convolutions agree with it only than with
@@ -121,8 +142,14 @@ void Checker::CheckFusedTiled(int s) {
         need = std::min(h, (out_r - 1) * stride + k_eff);
         const std::vector<int64_t> pads = Attr(op, "pads", {0, 0, 0, 0});
         read = std::max<int64_t>(1, std::min(h, (out_h - 1) * stride - (pads.empty() ? 0 : pads[0]) + k_eff));
+      } else if (i == 0 && RowPad(op) && t.shape.size() == 4 && out_h > 1) {
+        // Output row r is input row r - pad_top: a window of one row, its shift held as halo.
+        const std::vector<int64_t> pads = Attr(op, "pads", {});
+        const size_t hx = plan_nhwc_ ? 1 : 2;
+        need = std::min(h, out_r + std::max(pads[hx], pads[hx + 4]));
       } else if (i == 0 && op.type == "Slice" && op.inputs.size() <= 4 && UnitSteps(op)) {
-        need = std::min(h, out_r);  // unit steps: a shifted window of as many rows
+        // Unit steps: a window of as many rows shifted by its start on H, the shift held as halo.
+        need = std::min(h, out_r + SliceStartH(op, plan_nhwc_ ? 1 : 2, h));
       } else if (ReduceType(op.type) && out_h == 1) {
         need = CeilDiv(h, tiles);
       } else if (SameRowType(op.type) && (h == out_h || h == 1)) {

@@ -16,7 +16,7 @@
 namespace sramplan::driver::passes {
 namespace {
 
-// Pooling windows and Slice steps recorded for the verifier's tile relation (Conv's are recorded
+// Pooling windows, Slice steps and Pad's pads recorded for the verifier's tile relation (Conv's are recorded
 // for every plan).
 // The fusion search's limits: its state limits, and the CLI's --time-limit when given (issue 19).
 fusion::FusionLimits FusionLimitsOf(const PlanOptions& o) {
@@ -33,6 +33,14 @@ plan::StepOp TiledStepOp(const ir::Graph& g, const ir::Op& op) {
       if (!v.empty()) so.attrs[k] = v;
     }
   if (op.type == "Slice" && op.attrs.Has("steps")) so.attrs["steps"] = op.attrs.GetInts("steps");
+  if (op.type == "Slice")  // its starts and axes: the shift of its rows
+    for (const char* k : {"starts", "axes"})
+      if (op.attrs.Has(k)) so.attrs[k] = op.attrs.GetInts(k);
+  if (op.type == "Pad") {  // its pads, and its mode: 0 constant, 1 reflect, 2 edge
+    so.attrs["pads"] = op.attrs.GetInts("pads");
+    const std::string mode = op.attrs.GetString("mode", "constant");
+    so.attrs["pad_mode"] = {mode == "constant" ? 0 : mode == "reflect" ? 1 : 2};
+  }
   return so;
 }
 
@@ -47,6 +55,32 @@ int64_t TileCols(const ir::Graph& g, const fusion::FusionGraph& fg, const std::v
       cols = t.shape[g.layout == ir::Layout::kNHWC ? 2 : 3];
     }
   return cols;
+}
+
+// Per group whose ISOA decisions feed operators inside the group: why `verify` cannot run it as
+// planned (the executor holds every channel of such an output: it has no path that accumulates a
+// consumer over input-channel tiles in int32 partial sums), so the run may take more strips than the
+// plan (other DRAM bytes when parameters stream) or not fit the buffer at all.
+void AddIsoaNotes(const ir::Graph& g, const OptimusState& st, plan::Plan* p) {
+  const fusion::FusionResult& r = st.result;
+  for (size_t k = 0; k < r.groups.size(); ++k) {
+    const std::vector<int>& group = r.groups[k];
+    std::string ops;
+    for (size_t i = 0; i < group.size(); ++i) {
+      if (!r.evals[k].isoa[i]) continue;
+      bool inside = false;
+      for (int f : st.graph.vertices[group[i]].outputs)
+        for (int c : st.graph.tensors[f].consumers)
+          inside = inside || std::binary_search(group.begin(), group.end(), c);
+      if (inside) ops += std::string(ops.empty() ? "" : ", ") + "'" + st.graph.vertices[group[i]].name + "'";
+    }
+    if (ops.empty()) continue;
+    p->notes.push_back("group " + std::to_string(k) + " ('" + g.op(st.graph.vertices[group.front()].ops.front()).name +
+                       "'): ISOA on " + ops +
+                       " feeds operators inside the group, which would run channel tile by channel tile (in int32 "
+                       "partial sums where they reduce over channels); the executor has no int32 partial-sum path "
+                       "yet and holds every channel, so verify may run more strips than planned or not fit");
+  }
 }
 
 Status AssembleTiled(PlanningContext& ctx) {
@@ -135,6 +169,7 @@ Status AssembleTiled(PlanningContext& ctx) {
   if (st.method == fusion::FusionMethod::kOnline)
     p.notes.push_back("optimus-online: look-up table allows groups of up to " + std::to_string(r.online_max_group) +
                       " operators at this buffer size");
+  AddIsoaNotes(g, st, &p);
   for (const fusion::Vertex& v : st.graph.vertices)
     if (!v.known)
       p.notes.push_back("operator '" + v.name + "' is not known to the tile model: it reads its whole input per strip");
