@@ -86,9 +86,9 @@ std::vector<std::pair<int, int>> Runs(int m, F member) {
   return runs;
 }
 
-// Fills in the stitched plan's metrics as a modulebuf plan's: weights laid out, op accesses,
-// transfers and off-chip operands (feature maps vs weights).
-Status FinishPlan(const PlanningContext& ctx, const analysis::Schedule& order, plan::Plan* p) {
+}  // namespace
+
+Status FinishStitchedPlan(const PlanningContext& ctx, const analysis::Schedule& order, plan::Plan* p) {
   PlanningContext sc(ctx.graph, ctx.target, ctx.hw, ctx.spec, ctx.options);
   sc.plan = std::move(*p);
   sc.order = order;
@@ -102,14 +102,13 @@ Status FinishPlan(const PlanningContext& ctx, const analysis::Schedule& order, p
   return Status::Ok();
 }
 
-}  // namespace
-
 StatusOr<RegionCombination> CombineRegions(const PlanningContext& ctx, int64_t to_beat, double time_s) {
   RegionCombination out;
   const analysis::Schedule order = analysis::ModelOrder(ctx.graph);
   const std::vector<int> cuts = BoundaryCuts(ctx.graph, order, kMaxCrossing);
   if (cuts.empty()) {
-    out.note = "regions: the model order has no single-tensor boundary, nothing to combine per region";
+    out.note = "regions: the model order has no boundary (at most " + std::to_string(kMaxCrossing) +
+               " feature maps crossing), nothing to combine per region";
     return out;
   }
   std::vector<int> bounds = {0};
@@ -186,7 +185,7 @@ StatusOr<RegionCombination> CombineRegions(const PlanningContext& ctx, int64_t t
   analysis::Schedule stitched_order;
   SP_ASSIGN_OR_RETURN(plan::Plan p, StitchPlans(ctx.graph, ctx.target, parts, ctx.spec.name, ctx.options,
                                                 ctx.alignment(), &stitched_order));
-  SP_RETURN_IF_ERROR(FinishPlan(ctx, stitched_order, &p));
+  SP_RETURN_IF_ERROR(FinishStitchedPlan(ctx, stitched_order, &p));
   if (Total(p) != best[m])
     return InternalError("the stitched plan moves " + std::to_string(Total(p)) + " B off chip, its regions " +
                          std::to_string(best[m]) + " B");

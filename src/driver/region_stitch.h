@@ -1,17 +1,17 @@
-// Regions of an operator order cut where a single feature map crosses, their sub-graphs, and one
-// plan stitched from plans of consecutive regions (modulebuf-cosma, driver/passes/combine.cc).
+// Regions of an operator order cut where few feature maps cross, their sub-graphs, and one plan
+// stitched from plans of consecutive regions (modulebuf-cosma, driver/passes/combine.cc).
 //
-// A cut k of an order (between steps k-1 and k) is a single-tensor boundary when exactly one
-// non-constant tensor is made before it (or is a graph input) and read at or after it, and that
-// tensor is an activation that owns its bytes (not a view). The ops of a region (the steps between
-// two cuts) form a sub-graph with every name kept: the crossing tensor is a graph output of the
-// region that makes it and a graph input of the regions that read it. A plan of each region, in
-// order, stitched: steps and on-chip buffers shifted by the region's first step, each region's
-// off-chip buffers moved into a DRAM range of its own (so the regions' DRAM never overlaps), a
-// tensor's first off-chip buffer kept for the whole run (graph inputs and weights from step 0) and
-// the later regions' copies of it dropped, so the crossing tensor is written to DRAM by the region
-// that makes it ("store" becomes "spill") and read back by the next ("load" becomes "reload").
-// The stitched plan moves exactly the sum of the regions' off-chip bytes.
+// A cut k of an order (between steps k-1 and k) is a boundary when at most a few non-constant
+// tensors are made before it (or are graph inputs) and read at or after it, each an activation that
+// owns its bytes (not a view). The ops of a region (the steps between two cuts) form a sub-graph with
+// every name kept: a crossing tensor is a graph output of the region that makes it and a graph input
+// of the regions that read it. A plan of each region, in order, stitched: steps and on-chip buffers
+// shifted by the region's first step, each region's off-chip buffers moved into a DRAM range of its
+// own (so the regions' DRAM never overlaps), a tensor's first off-chip buffer kept for the whole run
+// (graph inputs and weights from step 0) and the later regions' copies of it dropped, so a crossing
+// tensor is written to DRAM by the region that makes it ("store" becomes "spill") and read back by
+// the regions that read it ("load" becomes "reload"). The stitched plan moves exactly the sum of
+// the regions' off-chip bytes.
 #pragma once
 
 #include <string>
