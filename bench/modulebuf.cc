@@ -293,8 +293,13 @@ void Sweep(const std::string& name, bool is_nas, const sp::ir::Graph& g0, const 
     combo << "| " << m.name << " | " << Kb(rec["budget_bytes"].get<int64_t>()) << " | " << Kb(fm_of("layerwise"))
           << " | " << Kb(mb) << " | " << (co < 0 ? std::string("no plan") : Kb(co)) << " | " << Kb(c) << " | "
           << rec.value("kept", std::string()) << " | "
-          << (c < better ? (co < 0 ? "better than modulebuf-reorder (COSMA: no plan)" : "better than both")
-                         : c == better ? "equal to the better" : "worse than the separate run") << " |\n";
+          << (c == better ? "equal to the better"
+              : rec.value("kept", std::string()) != "the per-region combination"
+                  ? "its own whole-network ILP run differs from the separate one (wall-clock limit)"
+              : c > better ? "worse than the separate run"
+              : co < 0     ? "better than modulebuf-reorder (COSMA: no plan)"
+                           : "better than both")
+          << " |\n";
   }
   // Where COSMA's ILP or Optimus's fusion moves fewer feature-map bytes than module buffering on
   // the same budget (weights beside: Optimus re-reads a group's parameters per strip when they do
