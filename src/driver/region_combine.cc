@@ -46,8 +46,9 @@ class Planner {
     }
     PlanOptions o = ctx_.options;
     o.report = nullptr;
-    o.time_limit_s = std::max(kMinStageSeconds, time_s);
-    if (o.search_time_limit_s > 0) o.search_time_limit_s = o.time_limit_s;
+    // The region's share caps every search of its plan (the min-peak order's and the exact
+    // placement's too), not only the ILP: a region plan must not take a whole plan's time.
+    o.time_limit_s = o.search_time_limit_s = std::max(kMinStageSeconds, time_s);
     for (const char* name : cosma ? std::vector<const char*>{"cosma", "greedy"} : std::vector<const char*>{kModuleMethod}) {
       StatusOr<plan::Plan> p = RunStrategy(*sub, ctx_.target, name, o);
       if (p.ok()) {
