@@ -213,8 +213,8 @@ void ModuleTable(const std::string& model, const Traffic& naive, const Traffic& 
 // Memory sweep of one model: every method on the same model and budget, and where COSMA wins.
 void Sweep(const std::string& name, bool is_nas, const sp::ir::Graph& g0, const sp::target::Target& base,
            const std::vector<int64_t>& budgets, const std::vector<std::string>& methods, double tl, bool quick,
-           bool optimus_nas,
-           std::ostringstream& sweep, std::ostringstream& wins, nlohmann::ordered_json& js) {
+           bool optimus_nas, std::ostringstream& sweep, std::ostringstream& wins, std::ostringstream& combo,
+           nlohmann::ordered_json& js) {
   struct {
     std::string name;
     bool nas;
@@ -257,7 +257,10 @@ void Sweep(const std::string& name, bool is_nas, const sp::ir::Graph& g0, const 
         rec["fm_reads"] = r.fm_reads;
         rec["fm_writes"] = r.fm_writes;
         for (const auto& n : r.plan.notes)
-          if (n.rfind("combine:", 0) == 0) rec["note"] = n;
+          if (n.rfind("combine:", 0) == 0) {
+            rec["note"] = n;
+            rec["kept"] = n.substr(14, n.find(" (") - 14);
+          }
         cells[method].push_back(Kb(r.fm) + " (" + std::to_string(r.fm_reads + r.fm_writes) + ")");
       } else {
         rec["error"] = r.error;
@@ -274,6 +277,30 @@ void Sweep(const std::string& name, bool is_nas, const sp::ir::Graph& g0, const 
     sweep << "\n";
   }
   sweep << "\n";
+  // What modulebuf-cosma kept, against the whole-network plans of the same sweep (separate runs:
+  // the ILP stops at a wall-clock limit, so its own run and the one inside the combination can differ).
+  for (const auto& rec : js["records"]) {
+    if (rec["model"] != m.name || rec["method"] != "modulebuf-cosma" || !rec.contains("fm_dram_bytes")) continue;
+    auto fm_of = [&](const char* method) -> int64_t {
+      for (const auto& o : js["records"])
+        if (o["model"] == m.name && o["method"] == method && o["budget_bytes"] == rec["budget_bytes"] &&
+            o.contains("fm_dram_bytes"))
+          return o["fm_dram_bytes"].get<int64_t>();
+      return -1;
+    };
+    const int64_t c = rec["fm_dram_bytes"].get<int64_t>(), mb = fm_of("modulebuf-reorder"), co = fm_of("cosma");
+    const int64_t better = co < 0 ? mb : std::min(mb, co);
+    combo << "| " << m.name << " | " << Kb(rec["budget_bytes"].get<int64_t>()) << " | " << Kb(fm_of("layerwise"))
+          << " | " << Kb(mb) << " | " << (co < 0 ? std::string("no plan") : Kb(co)) << " | " << Kb(c) << " | "
+          << rec.value("kept", std::string()) << " | "
+          << (c == better ? "equal to the better"
+              : rec.value("kept", std::string()) != "the per-region combination"
+                  ? "its own whole-network ILP run differs from the separate one (wall-clock limit)"
+              : c > better ? "worse than the separate run"
+              : co < 0     ? "better than modulebuf-reorder (COSMA: no plan)"
+                           : "better than both")
+          << " |\n";
+  }
   // Where COSMA's ILP or Optimus's fusion moves fewer feature-map bytes than module buffering on
   // the same budget (weights beside: Optimus re-reads a group's parameters per strip when they do
   // not stay on chip).
@@ -339,7 +366,7 @@ int main(int argc, char** argv) {
   js["target"] = "exynos-npu (on-chip capacity = budget), int8, weights streamed from DRAM";
   js["tables"] = nlohmann::ordered_json::array();
   js["records"] = nlohmann::ordered_json::array();
-  std::ostringstream tables, sweep, wins;
+  std::ostringstream tables, sweep, wins, combo;
   for (const Model& m : models) {
     sp::import::ImportOptions io;
     auto g = sp::import::ImportModel(m.path, io);
@@ -364,7 +391,7 @@ int main(int argc, char** argv) {
       ModuleTable(m.name, naive, mb, re, tables, js);
     }
     std::cerr << m.name << ": table done\n";
-    Sweep(m.name, m.nas, *g, *base, budgets, methods, tl, quick, optimus_nas, sweep, wins, js);
+    Sweep(m.name, m.nas, *g, *base, budgets, methods, tl, quick, optimus_nas, sweep, wins, combo, js);
   }
   fs::create_directories(out_dir);
   std::ofstream(out_dir + "/modulebuf.json") << js.dump(1) << "\n";
@@ -384,8 +411,17 @@ int main(int argc, char** argv) {
      << "COSMA's methods keep every op's inputs and outputs on chip (`< M_min`: the budget is below the largest "
         "working set of one op, so they have no plan); module buffering streams a layer that does not fit. "
         "cosma: joint ILP with a time limit of " << time_limit << " s (" << nas_time_limit << " s for NAS graphs). "
-        "modulebuf-cosma keeps whichever of modulebuf-reorder and COSMA moves fewer bytes.\n\n"
+        "modulebuf-cosma: the per-region combination (the model order cut where one or two feature maps cross, "
+        "each region planned with modulebuf-reorder and with COSMA, the cheapest segments stitched into one "
+        "verified plan) or the better whole-network plan (modulebuf-reorder or COSMA), whichever moves fewer "
+        "bytes; its COSMA runs get the time limit for the whole network plus the same again for the regions.\n\n"
      << sweep.str()
+     << "## modulebuf-cosma: what it kept (FM KB)\n\n"
+     << "`kept`: the per-region combination or a whole-network plan. The comparison is with the separate "
+        "modulebuf-reorder and cosma runs of the sweep above.\n\n"
+     << "| model | budget KB | layerwise | modulebuf-reorder | cosma | modulebuf-cosma | kept | vs both |\n"
+     << "|---|---:|---:|---:|---:|---:|---|---|\n"
+     << combo.str() << "\n"
      << "## Where COSMA or Optimus beats module buffering\n\n"
      << (wins.str().empty() ? std::string("Nowhere in this run.\n") : wins.str())
      << "\nWhy: COSMA's ILP decides for the whole network at once which tensors to spill and where every tensor "
@@ -397,9 +433,9 @@ int main(int argc, char** argv) {
         "e.g. pnasnet-5-cifar10 at 1024 KB spills 7 cell outputs, 1,167,360 B, and reads them back), and "
         "cells, whose two inputs make them no single-entry module, are planned layer by layer. Below M_min (the largest working set of one "
         "op) COSMA has no plan at all because it cannot stream a layer; there module buffering is the only "
-        "plan, and far below layer-wise. `modulebuf-cosma` takes the better of the two on each network and "
-        "budget; the ILP stops at a wall-clock limit, so its result (and the combination's) can differ "
-        "slightly between runs.\n\n"
+        "plan, and far below layer-wise. `modulebuf-cosma` plans each region between boundaries both ways, so "
+        "below M_min COSMA still plans the regions whose own largest op fits; the ILP stops at a wall-clock "
+        "limit, so its result (and the combination's) can differ slightly between runs.\n\n"
         "Optimus (`optimus`, issue 14) runs on the same target and budget as its global buffer: a fused group "
         "is executed strip by strip, so no feature map inside a group leaves the chip however large it is, and "
         "only group inputs and outputs (and parameters, once per strip when they do not stay on chip) cross to "

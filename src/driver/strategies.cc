@@ -90,7 +90,8 @@ const std::vector<StrategySpec>& Strategies() {
       {"modulebuf-reorder", "modulebuf, also trying each module's branches in Alg. 3's order with one branch moved last",
        A::kNone, /*needs_dram=*/true, false, /*uses_budget=*/true,
        {"assemble-modules:reorder", "weights", "metrics", "module-metrics", "verify"}, Family::kBudget},
-      {"modulebuf-cosma", "module buffering or COSMA's joint ILP (greedy / Belady without it), whichever moves fewer bytes",
+      {"modulebuf-cosma", "module buffering where it wins, COSMA's ILP elsewhere: regions between boundaries planned both "
+                          "ways and stitched, or a whole-network plan, whichever moves fewer bytes",
        A::kNone, /*needs_dram=*/true, false, /*uses_budget=*/true, {"assemble-best", "verify"}, Family::kBudget},
       {"layerwise", "the module-buffering paper's naive baseline: every feature map to and from DRAM", A::kNone,
        /*needs_dram=*/true, false, /*uses_budget=*/true,

@@ -1,14 +1,20 @@
-// assemble-best: beyond the module-buffering paper: plans the network with module buffering
-// (modulebuf-reorder) and with COSMA's tensor replacement (the joint ILP, and the greedy and Belady
-// baselines when it has no plan) on the same budget, and keeps the plan with the fewest off-chip
-// bytes (ties: module buffering), so it is never worse than either. COSMA needs every op's inputs
-// and outputs on chip at once (M_min); below that only module buffering, which streams layers that
-// do not fit, has a plan. The choice is per network, not per region.
+// assemble-best: beyond the module-buffering paper: module buffering where it wins and COSMA's
+// spilling elsewhere, never worse than either. Candidates on the same budget: the whole network
+// planned with module buffering (modulebuf-reorder) and with COSMA's tensor replacement (the joint
+// ILP, and the greedy and Belady baselines when it has no plan), and the per-region combination
+// (driver/region_combine.h: regions between single-tensor boundaries, each planned both ways, the
+// cheapest segments stitched). The plan with the fewest off-chip bytes wins (ties: the whole-network
+// plan, module buffering first). COSMA needs every op's inputs and outputs on chip at once (M_min);
+// below that only module buffering, which streams layers that do not fit, plans the whole network,
+// while COSMA may still plan the regions whose own M_min fits.
+#include <chrono>
+#include <climits>
 #include <map>
 #include <optional>
 
 #include "driver/context.h"
 #include "driver/passes/passes.h"
+#include "driver/region_combine.h"
 #include "driver/strategy.h"
 
 namespace sramplan::driver::passes {
@@ -44,11 +50,18 @@ MakeResult MakeCombine(std::string_view arg) {
     std::optional<plan::Plan> best;
     std::string tried;
     auto total = [](const plan::Plan& p) { return p.metrics.offchip_read_bytes + p.metrics.offchip_write_bytes; };
+    // --time-limit (a budget for the whole plan): half for the whole network, half for the regions;
+    // without it each gets the ILP's time limit.
+    const bool shared = ctx.options.search_time_limit_s > 0;
+    const double whole_s = shared ? ctx.options.time_limit_s / 2 : ctx.options.time_limit_s;
+    const auto start = std::chrono::steady_clock::now();
     for (const char* name : {"modulebuf-reorder", "cosma", "greedy", "belady"}) {
       const bool cosma_family = std::string(name) != "modulebuf-reorder";
       if (cosma_family && best && best->strategy != "modulebuf-reorder") break;  // a COSMA plan is in
       PlanOptions o = ctx.options;
       o.report = nullptr;
+      o.time_limit_s = whole_s;
+      if (shared) o.search_time_limit_s = whole_s;
       StatusOr<plan::Plan> p = RunStrategy(ctx.graph, ctx.target, name, o);
       if (!p.ok()) {
         if (p.status().code() != StatusCode::kOutOfMemory) return p.status();
@@ -62,10 +75,17 @@ MakeResult MakeCombine(std::string_view arg) {
       if (!best || total(*p) < total(*best)) best = std::move(p).value();
       else if (cosma_family) break;  // COSMA planned but lost: its baselines will not do better here
     }
-    if (!best) return OutOfMemory("neither module buffering nor COSMA has a plan for this budget: " + tried);
-    const std::string chosen = best->strategy;
+    const double used = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    const double region_s = shared ? std::max(kMinStageSeconds, ctx.options.time_limit_s - used) : ctx.options.time_limit_s;
+    SP_ASSIGN_OR_RETURN(RegionCombination regions,
+                        CombineRegions(ctx, best ? total(*best) : INT64_MAX, region_s));
+    if (regions.plan) best = std::move(regions.plan);
+    if (!best)
+      return OutOfMemory("neither module buffering nor COSMA has a plan for this budget: " + tried + "; " +
+                         regions.note);
+    const std::string chosen = best->schedule == "regions" ? "the per-region combination" : best->strategy;
     ctx.plan = std::move(*best);
-    ctx.plan.notes.push_back("combine: kept " + chosen + " (" + tried + ")");
+    ctx.plan.notes.push_back("combine: kept " + chosen + " (" + tried + "; " + regions.note + ")");
     ctx.plan.strategy = ctx.spec.name;
     ctx.order.clear();
     for (const auto& st : ctx.plan.steps)

@@ -50,7 +50,7 @@ const std::vector<PassInfo>& Passes() {
        MakeAssembleSegments},
       {"assemble-modules", "module buffering (Kim et al. Alg. 1-6) or layer-wise: assemble-modules:paper|reorder|layerwise",
        MakeModuleBuffer},
-      {"assemble-best", "module buffering or COSMA's replacement, whichever moves fewer bytes off chip", MakeCombine},
+      {"assemble-best", "module buffering or COSMA's replacement per region or for the whole network, whichever moves fewer bytes off chip", MakeCombine},
       {"module-metrics", "off-chip bytes of a module-buffering plan, feature maps vs weights, per module",
        MakeModuleMetrics},
       {"weights", "weights laid out one after another in the weight level for the whole run",
