@@ -202,6 +202,78 @@ static SP_ALWAYS_INLINE int8_t dw_plane_rq(int32_t acc, int fast, int full, cons
   return !fast ? requant_out(acc, rq, out_zp, act_min, act_max)
                : full ? sp_rqc_out_full(acc, c, out_zp) : sp_rqc_out(acc, c, out_zp, act_min, act_max);
 }
+/* n outputs of a one-channel 3x3 depthwise (dilation 1) whose windows lie inside the plane: the
+ * window of output j starts at x + j * step; each output is acc0 (bias + in_off * sum(w)) plus the
+ * nine taps. On the DSP path the weights are held as 16-bit pairs (SMLABB / SMLABT: five registers
+ * for nine weights). */
+#define DW3_TAPS(MAC0, MAC1)                                              \
+  do {                                                                    \
+    const int8_t* const x1 = x + ish;                                     \
+    const int8_t* const x2 = x1 + ish;                                    \
+    acc = MAC0(x[0], w01, acc0);                                          \
+    acc = MAC1(x[isw], w01, acc);                                         \
+    acc = MAC0(x[isw2], w23, acc);                                        \
+    acc = MAC1(x1[0], w23, acc);                                          \
+    acc = MAC0(x1[isw], w45, acc);                                        \
+    acc = MAC1(x1[isw2], w45, acc);                                       \
+    acc = MAC0(x2[0], w67, acc);                                          \
+    acc = MAC1(x2[isw], w67, acc);                                        \
+    acc = MAC0(x2[isw2], w8, acc);                                        \
+  } while (0)
+#if SP_DSP
+#define DW3_PACK(a, b) (((uint32_t)(a) & 0xFFFFu) | ((uint32_t)(b) << 16))
+#define DW3_MAC0(xv, wv, a) __smlabb((int32_t)(xv), (int32_t)(wv), (a))
+#define DW3_MAC1(xv, wv, a) __smlabt((int32_t)(xv), (int32_t)(wv), (a))
+#endif
+#if defined(__GNUC__)
+__attribute__((noinline))
+#endif
+static void dw_plane_3x3_run(const int8_t* x, int32_t ish, int32_t isw, int32_t step,
+                             const int32_t w9[9], int32_t acc0, int32_t n, int fast, int full,
+                             const sp_rqc_t* c, const sp_requant_t* rq, int32_t out_zp,
+                             int32_t act_min, int32_t act_max, int8_t* out, int32_t osw) {
+  const int32_t isw2 = 2 * isw;
+  int8_t* const end = out + n * osw;
+  int32_t acc;
+#if SP_DSP
+  /* int8 weights fit the 16-bit lanes; the ldrsb'd inputs are sign-extended 32-bit values whose
+   * bottom halves are the same int8 values. */
+  const uint32_t w01 = DW3_PACK(w9[0], w9[1]), w23 = DW3_PACK(w9[2], w9[3]),
+                 w45 = DW3_PACK(w9[4], w9[5]), w67 = DW3_PACK(w9[6], w9[7]),
+                 w8 = DW3_PACK(w9[8], 0);
+  if (fast) {
+    const sp_rqc_t cc = *c;
+    if (full) {
+      for (; out != end; x += step, out += osw) {
+        DW3_TAPS(DW3_MAC0, DW3_MAC1);
+        *out = sp_rqc_out_full(acc, &cc, out_zp);
+      }
+    } else {
+      for (; out != end; x += step, out += osw) {
+        DW3_TAPS(DW3_MAC0, DW3_MAC1);
+        *out = sp_rqc_out(acc, &cc, out_zp, act_min, act_max);
+      }
+    }
+    return;
+  }
+  for (; out != end; x += step, out += osw) {
+    DW3_TAPS(DW3_MAC0, DW3_MAC1);
+    *out = dw_plane_rq(acc, fast, full, c, rq, out_zp, act_min, act_max);
+  }
+#else
+  const int32_t w0 = w9[0], w1 = w9[1], w2 = w9[2], w3 = w9[3], w4 = w9[4], w5 = w9[5],
+                w6 = w9[6], w7 = w9[7], w8 = w9[8];
+  for (; out != end; x += step, out += osw) {
+    const int8_t* const x1 = x + ish;
+    const int8_t* const x2 = x1 + ish;
+    acc = acc0 + (int32_t)x[0] * w0 + (int32_t)x[isw] * w1 + (int32_t)x[isw2] * w2 +
+          (int32_t)x1[0] * w3 + (int32_t)x1[isw] * w4 + (int32_t)x1[isw2] * w5 +
+          (int32_t)x2[0] * w6 + (int32_t)x2[isw] * w7 + (int32_t)x2[isw2] * w8;
+    *out = dw_plane_rq(acc, fast, full, c, rq, out_zp, act_min, act_max);
+  }
+#endif
+}
+
 #if defined(__GNUC__)
 __attribute__((noinline))
 #endif
@@ -214,13 +286,17 @@ static void dw_plane_s8(const conv_geom_t* g, const int8_t* in, int32_t ish, int
   sp_rqc_t c;
   const int fast = sp_rqc_init(rq, out_zp, &c);
   const int full = act_min == -128 && act_max == 127;
+  int32_t w9[9], acc3;
+  const int k3 = g->r == 3 && g->s == 3 && g->dh == 1 && g->dw == 1;
   for (r = 0; r < g->r; ++r)
     for (s = 0; s < g->s; ++s) {
       tab[2 * nt] = r * g->dh * ish + s * g->dw * isw;
       tab[2 * nt + 1] = w[r * wsr + s * wss];
       wsum += tab[2 * nt + 1];
+      if (k3) w9[nt] = tab[2 * nt + 1];
       ++nt;
     }
+  acc3 = bias + in_off * wsum;
   for (oh = 0; oh < g->oh; ++oh) {
     const int32_t ih0 = oh * g->sh - g->pt;
     int32_t r_lo, r_hi;
@@ -229,6 +305,14 @@ static void dw_plane_s8(const conv_geom_t* g, const int8_t* in, int32_t ish, int
       const int32_t iw0 = ow * g->sw - g->pl;
       int32_t s_lo, s_hi, acc;
       tap_range(iw0, g->s, g->dw, g->w, &s_lo, &s_hi);
+      if (k3 && r_lo == 0 && r_hi == 3 && s_lo == 0 && s_hi == 3) {
+        /* 3x3 (dilation 1): the run of outputs whose windows are inside, nine taps in registers. */
+        const int32_t ow_end = SP_MIN(g->ow, (g->w - 3 + g->pl) / g->sw + 1);
+        dw_plane_3x3_run(in + ih0 * ish + iw0 * isw, ish, isw, g->sw * isw, w9, acc3, ow_end - ow,
+                         fast, full, &c, rq, out_zp, act_min, act_max, out + oh * osh + ow * osw, osw);
+        ow = ow_end - 1;
+        continue;
+      }
       if (r_lo == 0 && r_hi == g->r && s_lo == 0 && s_hi == g->s) {
         const int8_t* const base = in + ih0 * ish + iw0 * isw;
         const int32_t* tp = tab;
