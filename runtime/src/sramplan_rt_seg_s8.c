@@ -599,6 +599,9 @@ static void seg_expand_conv(const int8_t* base, int32_t size, int32_t in_start, 
  * buffer (pixel stride = weight row stride: the register-blocked loop). The Conv2D expansion with a
  * small window (the stem): pixel pairs, their windows gathered one window length apart, 2x2
  * blocking. The rest one pixel at a time. Reads the input pixels from the pool only. */
+#if defined(__GNUC__)
+__attribute__((noinline))
+#endif
 static void seg_bn_expand_column(const int8_t* base, int32_t size, int32_t in_start,
                                  const sp_seg_bottleneck_shape_t* shape, const seg_bn_geom_t* eg,
                                  const sp_seg_layer_s8_t* ex, int32_t cmid, int32_t ih0,
@@ -624,14 +627,17 @@ static void seg_bn_expand_column(const int8_t* base, int32_t size, int32_t in_st
         continue;
       }
       for (j = 0; j < run; ++j) SP_SEG_TR_READ(off0 + j * xs, CI);
-      if ((CI & 3) == 0 && run * CI <= SEG_COL2_MAX) {
-        for (j = 0; j < run; ++j)
-          for (i = 0; i < CI; i += 4) sp_st32(col + j * CI + i, sp_ld32u(base + p0 + j * xs + i));
-        sp_dense_pixels(col, CI, run, CI, ex->weights, CI, ex->bias, ex->rq, -ex->in_zp,
-                        ex->out_zp, ex->act_min, ex->act_max, slot, dps, 1, cmid);
-      } else {
-        sp_dense_pixels(base + p0, xs, run, CI, ex->weights, CI, ex->bias, ex->rq, -ex->in_zp,
-                        ex->out_zp, ex->act_min, ex->act_max, slot, dps, 1, cmid);
+      {
+        const int8_t* px = base + p0;
+        int32_t pxs = xs;
+        if ((CI & 3) == 0 && run * CI <= SEG_COL2_MAX) {
+          for (j = 0; j < run; ++j)
+            for (i = 0; i < CI; i += 4) sp_st32(col + j * CI + i, sp_ld32u(base + p0 + j * xs + i));
+          px = col;
+          pxs = CI;
+        }
+        sp_dense_pixels(px, pxs, run, CI, ex->weights, CI, ex->bias, ex->rq, -ex->in_zp, ex->out_zp,
+                        ex->act_min, ex->act_max, slot, dps, 1, cmid);
       }
       r += run;
       continue;
