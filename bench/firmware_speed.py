@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Firmware speed: exact instruction counts of the generated firmware's kernel calls in QEMU.
 
-For MCUNet-320KB-ImageNet and the S1-S8 / B1-B16 blocks, under the vmcu, vmcu-fast, tinyengine and tflm plans:
+For MCUNet-320KB-ImageNet and the S1-S8 / B1-B16 blocks, under the vmcu, vmcu-small, vmcu-fast, tinyengine and
+tflm plans:
 `sramplan codegen`, build the firmware with every kernel call bracketed by the qemu-icount plugin's
 markers (model.c's SRAMPLAN_FW_MARK), run it in qemu-system-arm mps2-an386 (Cortex-M4) with the plugin
 (built here, at benchmark time, from ../shared/tools/qemu-icount), check the output checksum against the
@@ -11,7 +12,7 @@ step) records; for the whole MCUNet, the per-layer-kind totals next to the CMSIS
 plugin's README.
 
 Usage: bench/firmware_speed.py [--sramplan build/sramplan] [--out bench/results] [--icount DIR]
-                               [--networks mcunet,S1,...] [--strategies vmcu,vmcu-fast,tinyengine,tflm]
+                               [--networks mcunet,S1,...] [--strategies vmcu,vmcu-small,vmcu-fast,tinyengine,tflm]
                                [--name firmware_speed]
 """
 import argparse
@@ -200,9 +201,11 @@ def write_md(path, recs, machine, qemu):
          "instruction counts; cycles are the plugin's Cortex-M4 TRM estimate at zero wait states, use "
          "ratios). Firmware: `sramplan codegen --target <target> --strategy <s>`, its Makefile (arm-none-eabi-gcc "
          "-O2 -mcpu=cortex-m4), every kernel call bracketed by `fw_mark` (markers add about 10 instructions "
-         "per call). Every run's output checksum is compared with the host executor's. `vmcu-fast` is `vmcu` with "
-         "the faster row-cache kernel on every fused step whose larger workspace keeps the arena within 10%% "
-         "(the pass `row-cache:10`); `vmcu` keeps its smallest arena." % (machine, qemu), "",
+         "per call). Every run's output checksum is compared with the host executor's. `vmcu` is the fastest plan "
+         "that fits the target (pass `row-cache:fit`: the faster row-cache kernel on every fused step whose larger "
+         "workspace keeps the arena within 10%% and within the target's SRAM); `vmcu-small` keeps the smallest "
+         "arena (pass `row-cache`); `vmcu-fast` takes the row cache within 10%% whether or not it fits "
+         "(`row-cache:10`)." % (machine, qemu), "",
          "| network | strategy | instructions | est. cycles | arena B | checksum |", "|---|---|---:|---:|---:|---|"]
     for r in recs:
         if "instructions" not in r:
@@ -251,7 +254,7 @@ def main():
     ap.add_argument("--out", default=os.path.join(ROOT, "bench", "results"))
     ap.add_argument("--icount", default=None)
     ap.add_argument("--networks", default=",".join(NETWORKS))
-    ap.add_argument("--strategies", default="vmcu,vmcu-fast,tinyengine,tflm")
+    ap.add_argument("--strategies", default="vmcu,vmcu-small,vmcu-fast,tinyengine,tflm")
     ap.add_argument("--target", default="mps2-an386")
     ap.add_argument("--name", default="firmware_speed")
     ap.add_argument("--keep", default=None, help="keep the firmware directories here")

@@ -265,6 +265,14 @@ static SP_ALWAYS_INLINE void sp_rq4_store(const int32_t acc[4], const sp_requant
   }
 }
 
+/* A 4-byte word at any alignment (one LDR / STR on ARMv7-M; memcpy elsewhere). */
+static SP_ALWAYS_INLINE uint32_t sp_ld32u(const int8_t* p) {
+  uint32_t v;
+  memcpy(&v, p, 4);
+  return v;
+}
+static SP_ALWAYS_INLINE void sp_st32(int8_t* p, uint32_t v) { memcpy(p, &v, 4); }
+
 /* ---- Dot products: sum_i (x[i] + in_off) * w[i] ---------------------------------------------- */
 
 #if SP_DSP
@@ -685,9 +693,16 @@ static SP_NOINLINE void sp_dense_pixels(const int8_t* x, int32_t xs, int32_t npi
         dp[dps + dcs] = sp_fq_out(acc[3], rq1, out_zp, act_min, act_max);
       }
     }
-    if (p < npix) {
-      dp[0] = sp_fq_out(b0 + sp_dot_s8(xp, wk, n, in_off), rq0, out_zp, act_min, act_max);
-      dp[dcs] = sp_fq_out(b1 + sp_dot_s8(xp, wk + ws, n, in_off), rq1, out_zp, act_min, act_max);
+    if (p < npix) { /* the last, odd pixel: one pixel by the two rows */
+      const int32_t a0 = b0 + sp_dot_s8(xp, wk, n, in_off);
+      const int32_t a1 = b1 + sp_dot_s8(xp, wk + ws, n, in_off);
+      if (fast) {
+        dp[0] = sp_rqc_out(a0, &c0, out_zp, act_min, act_max);
+        dp[dcs] = sp_rqc_out(a1, &c1, out_zp, act_min, act_max);
+      } else {
+        dp[0] = sp_fq_out(a0, rq0, out_zp, act_min, act_max);
+        dp[dcs] = sp_fq_out(a1, rq1, out_zp, act_min, act_max);
+      }
     }
   }
   if (k < count) { /* the last, odd channel */

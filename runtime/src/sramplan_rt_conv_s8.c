@@ -202,6 +202,118 @@ static SP_ALWAYS_INLINE int8_t dw_plane_rq(int32_t acc, int fast, int full, cons
   return !fast ? requant_out(acc, rq, out_zp, act_min, act_max)
                : full ? sp_rqc_out_full(acc, c, out_zp) : sp_rqc_out(acc, c, out_zp, act_min, act_max);
 }
+/* n outputs of a one-channel 3x3 depthwise (dilation 1) whose windows lie inside the plane: the
+ * window of output j starts at x + j * step; each output is acc0 (bias + in_off * sum(w)) plus the
+ * nine taps. On the DSP path the weights are held as 16-bit pairs (SMLABB / SMLABT: five registers
+ * for nine weights). */
+#define DW3_TAPS(MAC0, MAC1)                                              \
+  do {                                                                    \
+    const int8_t* const x1 = x + ish;                                     \
+    const int8_t* const x2 = x1 + ish;                                    \
+    acc = MAC0(x[0], w01, acc0);                                          \
+    acc = MAC1(x[isw], w01, acc);                                         \
+    acc = MAC0(x[isw2], w23, acc);                                        \
+    acc = MAC1(x1[0], w23, acc);                                          \
+    acc = MAC0(x1[isw], w45, acc);                                        \
+    acc = MAC1(x1[isw2], w45, acc);                                       \
+    acc = MAC0(x2[0], w67, acc);                                          \
+    acc = MAC1(x2[isw], w67, acc);                                        \
+    acc = MAC0(x2[isw2], w8, acc);                                        \
+  } while (0)
+/* Stride 1: two neighbouring outputs (acc, acc1) from four input columns per row, each loaded once. */
+#define DW3_ROW2(xr, wa, wb, wc)                                                 \
+  do {                                                                           \
+    const int32_t a_ = (xr)[0], b_ = (xr)[isw], c_ = (xr)[isw2], d_ = (xr)[isw3]; \
+    acc = wa(a_, acc);                                                           \
+    acc1 = wa(b_, acc1);                                                         \
+    acc = wb(b_, acc);                                                           \
+    acc1 = wb(c_, acc1);                                                         \
+    acc = wc(c_, acc);                                                           \
+    acc1 = wc(d_, acc1);                                                         \
+  } while (0)
+#define DW3_W0(v, a) __smlabb((v), (int32_t)w01, (a))
+#define DW3_W1(v, a) __smlabt((v), (int32_t)w01, (a))
+#define DW3_W2(v, a) __smlabb((v), (int32_t)w23, (a))
+#define DW3_W3(v, a) __smlabt((v), (int32_t)w23, (a))
+#define DW3_W4(v, a) __smlabb((v), (int32_t)w45, (a))
+#define DW3_W5(v, a) __smlabt((v), (int32_t)w45, (a))
+#define DW3_W6(v, a) __smlabb((v), (int32_t)w67, (a))
+#define DW3_W7(v, a) __smlabt((v), (int32_t)w67, (a))
+#define DW3_W8(v, a) __smlabb((v), (int32_t)w8, (a))
+#define DW3_TAPS2()                                 \
+  do {                                              \
+    acc = acc1 = acc0;                              \
+    DW3_ROW2(x, DW3_W0, DW3_W1, DW3_W2);            \
+    DW3_ROW2(x + ish, DW3_W3, DW3_W4, DW3_W5);      \
+    DW3_ROW2(x + 2 * ish, DW3_W6, DW3_W7, DW3_W8);  \
+  } while (0)
+#if SP_DSP
+#define DW3_PACK(a, b) (((uint32_t)(a) & 0xFFFFu) | ((uint32_t)(b) << 16))
+#define DW3_MAC0(xv, wv, a) __smlabb((int32_t)(xv), (int32_t)(wv), (a))
+#define DW3_MAC1(xv, wv, a) __smlabt((int32_t)(xv), (int32_t)(wv), (a))
+#endif
+#if defined(__GNUC__)
+__attribute__((noinline))
+#endif
+static void dw_plane_3x3_run(const int8_t* x, int32_t ish, int32_t isw, int32_t step,
+                             const int32_t w9[9], int32_t acc0, int32_t n, int fast, int full,
+                             const sp_rqc_t* c, const sp_requant_t* rq, int32_t out_zp,
+                             int32_t act_min, int32_t act_max, int8_t* out, int32_t osw) {
+  const int32_t isw2 = 2 * isw;
+  int8_t* const end = out + n * osw;
+  int32_t acc;
+#if SP_DSP
+  /* int8 weights fit the 16-bit lanes; the ldrsb'd inputs are sign-extended 32-bit values whose
+   * bottom halves are the same int8 values. */
+  const uint32_t w01 = DW3_PACK(w9[0], w9[1]), w23 = DW3_PACK(w9[2], w9[3]),
+                 w45 = DW3_PACK(w9[4], w9[5]), w67 = DW3_PACK(w9[6], w9[7]),
+                 w8 = DW3_PACK(w9[8], 0);
+  if (fast && step == isw && n >= 2) {
+    /* Stride 1: output pairs (four loads per row for two outputs), then the odd last one. */
+    const sp_rqc_t cc = *c;
+    const int32_t isw3 = 3 * isw;
+    int8_t* const end2 = out + (n & ~1) * osw;
+    int32_t acc1;
+    for (; out != end2; x += 2 * isw, out += 2 * osw) {
+      DW3_TAPS2();
+      out[0] = full ? sp_rqc_out_full(acc, &cc, out_zp) : sp_rqc_out(acc, &cc, out_zp, act_min, act_max);
+      out[osw] = full ? sp_rqc_out_full(acc1, &cc, out_zp) : sp_rqc_out(acc1, &cc, out_zp, act_min, act_max);
+    }
+    if (out == end) return;
+  }
+  if (fast) {
+    const sp_rqc_t cc = *c;
+    if (full) {
+      for (; out != end; x += step, out += osw) {
+        DW3_TAPS(DW3_MAC0, DW3_MAC1);
+        *out = sp_rqc_out_full(acc, &cc, out_zp);
+      }
+    } else {
+      for (; out != end; x += step, out += osw) {
+        DW3_TAPS(DW3_MAC0, DW3_MAC1);
+        *out = sp_rqc_out(acc, &cc, out_zp, act_min, act_max);
+      }
+    }
+    return;
+  }
+  for (; out != end; x += step, out += osw) {
+    DW3_TAPS(DW3_MAC0, DW3_MAC1);
+    *out = dw_plane_rq(acc, fast, full, c, rq, out_zp, act_min, act_max);
+  }
+#else
+  const int32_t w0 = w9[0], w1 = w9[1], w2 = w9[2], w3 = w9[3], w4 = w9[4], w5 = w9[5],
+                w6 = w9[6], w7 = w9[7], w8 = w9[8];
+  for (; out != end; x += step, out += osw) {
+    const int8_t* const x1 = x + ish;
+    const int8_t* const x2 = x1 + ish;
+    acc = acc0 + (int32_t)x[0] * w0 + (int32_t)x[isw] * w1 + (int32_t)x[isw2] * w2 +
+          (int32_t)x1[0] * w3 + (int32_t)x1[isw] * w4 + (int32_t)x1[isw2] * w5 +
+          (int32_t)x2[0] * w6 + (int32_t)x2[isw] * w7 + (int32_t)x2[isw2] * w8;
+    *out = dw_plane_rq(acc, fast, full, c, rq, out_zp, act_min, act_max);
+  }
+#endif
+}
+
 #if defined(__GNUC__)
 __attribute__((noinline))
 #endif
@@ -265,6 +377,51 @@ static void dw_plane_s8(const conv_geom_t* g, const int8_t* in, int32_t ish, int
   }
 }
 
+/* dw_plane_s8 for 3x3 with dilation 1: the interior runs through dw_plane_3x3_run, border windows
+ * clipped per pixel (a function of its own, so that dw_plane_s8's loop keeps its registers). */
+#if defined(__GNUC__)
+__attribute__((noinline))
+#endif
+static void dw_plane_3x3(const conv_geom_t* g, const int8_t* in, int32_t ish, int32_t isw,
+                         const int8_t* w, int32_t wsr, int32_t wss, int32_t bias,
+                         const sp_requant_t* rq, int32_t in_off, int32_t out_zp, int32_t act_min,
+                         int32_t act_max, int8_t* out, int32_t osh, int32_t osw) {
+  int32_t w9[9], oh, ow, r, s, wsum = 0;
+  sp_rqc_t c;
+  const int fast = sp_rqc_init(rq, out_zp, &c);
+  const int full = act_min == -128 && act_max == 127;
+  /* Outputs [ow_lo, ow_hi) have their three columns inside the plane. */
+  const int32_t ow_lo = (g->pl + g->sw - 1) / g->sw;
+  const int32_t ow_hi = SP_MAX(ow_lo, SP_MIN(g->ow, (g->w - 3 + g->pl) / g->sw + 1));
+  for (r = 0; r < 3; ++r)
+    for (s = 0; s < 3; ++s) wsum += w9[3 * r + s] = w[r * wsr + s * wss];
+  for (oh = 0; oh < g->oh; ++oh) {
+    const int32_t ih0 = oh * g->sh - g->pt;
+    const int32_t r_lo = SP_MAX(0, -ih0), r_hi = SP_MIN(3, g->h - ih0);
+    int8_t* const orow = out + oh * osh;
+    for (ow = 0; ow < g->ow; ++ow) {
+      const int32_t iw0 = ow * g->sw - g->pl;
+      int32_t acc;
+      if (r_lo == 0 && r_hi == 3 && ow == ow_lo && ow_hi > ow_lo) {
+        dw_plane_3x3_run(in + ih0 * ish + iw0 * isw, ish, isw, g->sw * isw, w9, bias + in_off * wsum,
+                         ow_hi - ow_lo, fast, full, &c, rq, out_zp, act_min, act_max, orow + ow * osw,
+                         osw);
+        ow = ow_hi - 1;
+        continue;
+      }
+      {
+        const int32_t s_lo = SP_MAX(0, -iw0), s_hi = SP_MIN(3, g->w - iw0);
+        acc = bias;
+        for (r = r_lo; r < r_hi; ++r) {
+          const int8_t* const xr = in + (ih0 + r) * ish + iw0 * isw;
+          for (s = s_lo; s < s_hi; ++s) acc += ((int32_t)xr[s * isw] + in_off) * w9[3 * r + s];
+        }
+      }
+      orow[ow * osw] = dw_plane_rq(acc, fast, full, &c, rq, out_zp, act_min, act_max);
+    }
+  }
+}
+
 sp_status_t sp_conv_s8_depthwise(const sp_tensor_t* in_desc, const int8_t* in, int32_t in_zp,
                                  const sp_tensor_t* w_desc, const int8_t* w, const int32_t* bias,
                                  const sp_requant_t* rq, int32_t out_zp, int32_t act_min,
@@ -283,6 +440,12 @@ sp_status_t sp_conv_s8_depthwise(const sp_tensor_t* in_desc, const int8_t* in, i
                               act_max, stride, pad, dilation, groups, &g);
   if (st != SP_OK) return st;
   if (groups != g.c) return SP_BAD_ARGUMENT;
+  if (g.c == 1 && g.kg == 1 && g.r == 3 && g.s == 3 && g.dh == 1 && g.dw == 1) {
+    for (n = 0; n < g.n; ++n)
+      dw_plane_3x3(&g, in + n * isn, ish, isw, w, wsr, wss, bias ? bias[0] : 0, rq, in_off, out_zp,
+                   act_min, act_max, out + n * osn, osh, osw);
+    return SP_OK;
+  }
   if (g.c == 1 && g.kg == 1 && g.r * g.s <= DW_PLANE_TAPS) {
     for (n = 0; n < g.n; ++n)
       dw_plane_s8(&g, in + n * isn, ish, isw, w, wsr, wss, bias ? bias[0] : 0, rq, in_off, out_zp,

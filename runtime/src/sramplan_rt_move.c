@@ -12,9 +12,19 @@ static void copy_run(char* dst, int32_t dst_st, const char* src, int32_t src_st,
   int32_t i;
   const int32_t db = dst_st * es, sb = src_st * es;
   switch (es) {
-    case 1:
-      for (i = 0; i < n; ++i) dst[i * db] = src[i * sb];
+    case 1: { /* four bytes per iteration (TinyEngine's in-place depthwise copies planes this way) */
+      const char* sp = src;
+      char* dp = dst;
+      for (i = 0; i + 4 <= n; i += 4, sp += 4 * sb, dp += 4 * db) {
+        const char b0 = sp[0], b1 = sp[sb], b2 = sp[2 * sb], b3 = sp[3 * sb];
+        dp[0] = b0;
+        dp[db] = b1;
+        dp[2 * db] = b2;
+        dp[3 * db] = b3;
+      }
+      for (; i < n; ++i, sp += sb, dp += db) *dp = *sp;
       break;
+    }
     case 2:
       for (i = 0; i < n; ++i) memcpy(dst + i * db, src + i * sb, 2);
       break;

@@ -508,6 +508,8 @@ static void seg_expand_pixel(const int8_t* base, int32_t size, int32_t pos, int3
 
 /* Largest window (R*S*C_in bytes) the Conv2D expansion gathers into a stack column. */
 #define SEG_COL_MAX 64
+/* The stack buffer of the column cache's batched expansion (two windows / up to 128 bytes of pixels). */
+#define SEG_COL2_MAX (2 * SEG_COL_MAX)
 
 /* 1 if the Conv2D expansion's window (R*S*C_in bytes) is gathered into a stack column. */
 static int seg_col_ok(const seg_bn_geom_t* g, int32_t cin, const sp_seg_layer_s8_t* ex) {
@@ -587,6 +589,78 @@ static void seg_expand_conv(const int8_t* base, int32_t size, int32_t in_start, 
       if (n1 < cin) acc += seg_dot(base, wm + taps[t].woff + n1, cin - n1, in_off);
     }
     slot[m] = seg_requant(acc, &rq[m], out_zp, act_min, act_max);
+  }
+}
+
+/* Column cache: expands the window column iw of plane rows [ih0, ih0 + R) (those inside the
+ * plane) into the slots col0 + r * S * C_mid. Pointwise expansion: the pixels that do not wrap the
+ * pool, output channel pairs outer and pixel pairs inner (2x2 blocking, each channel pair's
+ * constants set up once per column); small pixels are first copied next to each other into a stack
+ * buffer (pixel stride = weight row stride: the register-blocked loop). The Conv2D expansion with a
+ * small window (the stem): pixel pairs, their windows gathered one window length apart, 2x2
+ * blocking. The rest one pixel at a time. Reads the input pixels from the pool only. */
+#if defined(__GNUC__)
+__attribute__((noinline))
+#endif
+static void seg_bn_expand_column(const int8_t* base, int32_t size, int32_t in_start,
+                                 const sp_seg_bottleneck_shape_t* shape, const seg_bn_geom_t* eg,
+                                 const sp_seg_layer_s8_t* ex, int32_t cmid, int32_t ih0,
+                                 int32_t iw, int8_t* col0, seg_tap_t* etaps) {
+  const int32_t H = eg->mh, W = eg->mw, R = shape->r, CI = shape->c_in;
+  const int32_t dps = shape->s * cmid; /* slot stride between window rows */
+  int8_t col[SEG_COL2_MAX];
+  int32_t r = ih0 < 0 ? -ih0 : 0;
+  const int32_t r_end = SP_MIN(R, H - ih0);
+  while (r < r_end) {
+    const int32_t ih = ih0 + r;
+    int8_t* const slot = col0 + r * dps;
+    if (eg->pointwise && ex != 0) {
+      const int32_t xs = W * CI, off0 = (ih * W + iw) * CI;
+      const int32_t p0 = seg_pos(in_start, off0, size);
+      const int32_t fit = size - p0 - CI; /* >= 0: the first pixel does not wrap */
+      const int32_t run = fit < 0 ? 0 : SP_MIN(r_end - r, fit / xs + 1);
+      int32_t j, i;
+      if (run < 2) {
+        SP_SEG_TR_READ(off0, CI);
+        seg_expand_pixel(base, size, p0, CI, ex, cmid, slot);
+        ++r;
+        continue;
+      }
+      for (j = 0; j < run; ++j) SP_SEG_TR_READ(off0 + j * xs, CI);
+      {
+        const int8_t* px = base + p0;
+        int32_t pxs = xs;
+        if ((CI & 3) == 0 && run * CI <= SEG_COL2_MAX) {
+          for (j = 0; j < run; ++j)
+            for (i = 0; i < CI; i += 4) sp_st32(col + j * CI + i, sp_ld32u(base + p0 + j * xs + i));
+          px = col;
+          pxs = CI;
+        }
+        sp_dense_pixels(px, pxs, run, CI, ex->weights, CI, ex->bias, ex->rq, -ex->in_zp, ex->out_zp,
+                        ex->act_min, ex->act_max, slot, dps, 1, cmid);
+      }
+      r += run;
+      continue;
+    }
+    if (!eg->pointwise && r + 2 <= r_end && seg_col_ok(eg, CI, ex)) {
+      const int32_t wstride = eg->er * eg->es * CI;
+      seg_gather_col(base, size, in_start, shape->h, shape->w, CI, eg, ih, iw, ex, col);
+      seg_gather_col(base, size, in_start, shape->h, shape->w, CI, eg, ih + 1, iw, ex,
+                     col + wstride);
+      sp_dense_out2(col, col + wstride, wstride, ex->weights, wstride, ex->bias, ex->rq,
+                    -ex->in_zp, ex->out_zp, ex->act_min, ex->act_max, slot, slot + dps, 1, cmid);
+      r += 2;
+      continue;
+    }
+    if (!eg->pointwise) {
+      seg_expand_conv(base, size, in_start, shape->h, shape->w, CI, eg, ih, iw, ex, cmid, slot,
+                      etaps);
+    } else {
+      const int32_t off = (ih * W + iw) * CI;
+      SP_SEG_TR_READ(off, CI);
+      seg_expand_pixel(base, size, seg_pos(in_start, off, size), CI, ex, cmid, slot);
+    }
+    ++r;
   }
 }
 
@@ -729,11 +803,8 @@ SP_SEG_LINKAGE sp_status_t SP_SEG_FN(sp_seg_bottleneck_s8)(const sp_seg_pool_t* 
         for (s = 0; s < S && !rows; ++s) {
           const int32_t iw = iw0 + s;
           if (iw < 0 || iw >= W || (iw >= cached_lo && iw < cached_hi)) continue;
-          for (r = 0; r < R; ++r) {
-            const int32_t ih = ih0 + r;
-            if (ih < 0 || ih >= H) continue;
-            SEG_BN_EXPAND(ih, iw, wsB + (r * S + iw % S) * cmid);
-          }
+          seg_bn_expand_column(base, size, in_start, shape, &eg, ex, cmid, ih0, iw,
+                               wsB + (iw % S) * cmid, etaps);
         }
         cached_lo = iw0;
         cached_hi = iw0 + S;

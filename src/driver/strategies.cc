@@ -67,13 +67,18 @@ const std::vector<StrategySpec>& Strategies() {
        TensorPipeline("requests", "place:optimal", false, "schedule:minpeak")},
       {"vmcu", "vMCU segment-level overlap and fused inverted bottlenecks (int8)", A::kTensor, false,
        /*int8_only=*/true, false,
-       {"schedule", "liveness", "fuse:bottleneck", "step-liveness", "segment-overlap", "circular-pool", "row-cache",
-        "assemble-segments", "weights", "metrics", "verify"},
+       {"schedule", "liveness", "fuse:bottleneck", "step-liveness", "segment-overlap", "circular-pool",
+        "row-cache:fit", "assemble-segments", "weights", "metrics", "verify"},
        Family::kSegment},
       {"vmcu-fast", "vmcu with the faster row-cache kernel on more fused steps: arena up to 10% larger (int8)",
        A::kNone, false, /*int8_only=*/true, false,
        {"schedule", "liveness", "fuse:bottleneck", "step-liveness", "segment-overlap", "circular-pool",
         "row-cache:10", "assemble-segments", "weights", "metrics", "verify"},
+       Family::kSegment},
+      {"vmcu-small", "vmcu with the smallest arena: the row-cache kernel only where the arena stays as it is (int8)",
+       A::kNone, false, /*int8_only=*/true, false,
+       {"schedule", "liveness", "fuse:bottleneck", "step-liveness", "segment-overlap", "circular-pool", "row-cache",
+        "assemble-segments", "weights", "metrics", "verify"},
        Family::kSegment},
       Budget("belady",
              "linear allocator in the budget; evict the tensor used furthest in the future (--schedule model|minpeak)",
@@ -164,6 +169,9 @@ StatusOr<plan::Plan> RunStrategy(const ir::Graph& g, const target::Target& t, co
     if (after_pass) SP_RETURN_IF_ERROR(after_pass(pass->name(), ctx));
   }
   if (!ctx.assembled) return InternalError("strategy '" + strategy + "' has no assemble pass");
+  if (ctx.plan.dtype == "int8" && !t.cpu.empty() && !target::CpuHasDsp(t.cpu))  // issue 17
+    ctx.plan.notes.push_back("kernels: portable C: the target's CPU " + t.cpu +
+                             " has no DSP extension (no SXTB16/SMLAD), so the int8 kernels run their portable loops");
   return std::move(ctx.plan);
 }
 

@@ -217,6 +217,16 @@ StatusOr<Target> FromJsonImpl(const json& doc, const std::string& name, std::str
   *shown_name = t.name;
   if (j.Has("description") && j.Child("description").is_string()) t.description = doc["description"];
   SP_ASSIGN_OR_RETURN(t.alignment, j.IntOr("alignment", t.alignment, 1, 4096));
+  SP_ASSIGN_OR_RETURN(t.cpu, j.StringOr("cpu", ""));
+  if (!t.cpu.empty()) {
+    const auto& cpus = KnownCpus();
+    if (std::find(cpus.begin(), cpus.end(), t.cpu) == cpus.end()) {
+      std::string names;
+      for (const auto& c : cpus) names += (names.empty() ? "" : ", ") + c;
+      return InvalidArgument("target '" + t.name + "': cpu: unknown CPU '" + t.cpu + "'; write one of " + names +
+                             ", or leave 'cpu' out");
+    }
+  }
   SP_ASSIGN_OR_RETURN(JsonRef levels, j.Array("levels"));
   if (levels.size() == 0) return levels.Error("must be a non-empty list of memory levels");
   int word_bits = 8;
@@ -407,11 +417,19 @@ static StatusOr<Target> LoadTargetImpl(const std::string& spec) {
   return FromJson(j, spec);
 }
 
+const std::vector<std::string>& KnownCpus() {
+  static const std::vector<std::string> c = {"cortex-m0", "cortex-m0plus", "cortex-m3", "cortex-m4", "cortex-m7"};
+  return c;
+}
+
+bool CpuHasDsp(const std::string& cpu) { return cpu == "cortex-m4" || cpu == "cortex-m7"; }
+
 std::string TargetToJson(const Target& t) {
   json j;
   j["name"] = t.name;
   j["description"] = t.description;
   j["alignment"] = t.alignment;
+  if (!t.cpu.empty()) j["cpu"] = t.cpu;
   j["arena_level"] = t.levels[t.arena_level].name;
   j["weight_level"] = t.levels[t.weight_level].name;
   j["compute"] = {{"pe_rows", t.compute.pe_rows},       {"pe_cols", t.compute.pe_cols},

@@ -57,7 +57,14 @@ struct Target {
   ComputeArray compute;
   int arena_level = -1;   // where tensor-level plans put activations
   int weight_level = -1;  // where weights live
+  std::string cpu;        // "cpu": cortex-m0, cortex-m0plus, cortex-m3, cortex-m4 or cortex-m7; empty: not said
 };
+
+// The CPUs a target's "cpu" may name.
+const std::vector<std::string>& KnownCpus();
+// True if `cpu` (a KnownCpus name) has the DSP extension the SIMD int8 kernels use (SXTB16/SMLAD:
+// Cortex-M4/M7); Cortex-M0/M0+/M3 run the portable C kernels.
+bool CpuHasDsp(const std::string& cpu);
 
 // Resolves `spec`: a preset name (`sramplan targets`), a path to a target JSON file, or the shorthand
 // `sram:256KiB` (one SRAM arena for activations plus off-chip DRAM for weights).

@@ -140,8 +140,9 @@ TEST(FastDense, DepthwisePlaneEqualsTheGenericLoop) {
   for (int k : {1, 3, 5, 7})
     for (int stride : {1, 2})
       for (int dil : {1, 2})
-        for (int hw : {1, 6, 9, 12}) {
-          const int pad = k / 2, C = 5;  // the plane is channel 2 of a 5-channel NHWC tensor
+        for (int hw : {1, 6, 9, 12})
+        for (int pad : {k / 2, 0}) {  // 3x3 with dilation 1: the interior runs take nine taps at once
+          const int C = 5;  // the plane is channel 2 of a 5-channel NHWC tensor
           std::vector<int8_t> x(hw * hw * C), wt(k * k);
           for (auto& v : x) v = static_cast<int8_t>(byte(rng));
           for (auto& v : wt) v = static_cast<int8_t>(byte(rng));
@@ -163,7 +164,8 @@ TEST(FastDense, DepthwisePlaneEqualsTheGenericLoop) {
               ASSERT_EQ(sp_conv_s8_generic(&in_d, x.data() + 2, -3, &w_d, wt.data(), &bias, &rq, 5, lo, hi, st, pd,
                                            dl, 1, &out_d, want.data()),
                         SP_OK);
-              ASSERT_EQ(got, want) << "k=" << k << " stride=" << stride << " dil=" << dil << " hw=" << hw;
+              ASSERT_EQ(got, want) << "k=" << k << " stride=" << stride << " dil=" << dil << " hw=" << hw
+                                   << " pad=" << pad;
               ++cases;
             }
           }

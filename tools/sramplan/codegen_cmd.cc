@@ -86,7 +86,7 @@ CLI::App* AddCodegenCommand(CLI::App* app) {
       ->check(CLI::IsMember({"int8"}));
   cmd->add_option("--cpu", f.cpu,
                   "cortex-m3 (QEMU mps2-an385), cortex-m4 (mps2-an386) or cortex-m7 "
-                  "(mps2-an500); default from the target name (STM32F7/H7: cortex-m7)")
+                  "(mps2-an500); default the target's \"cpu\", else from its name (STM32F7/H7: cortex-m7)")
       ->check(CLI::IsMember({"cortex-m3", "cortex-m4", "cortex-m7"}));
   cmd->add_flag("--allow-unknown-ops", f.allow_unknown, "import unknown ONNX ops as opaque ops");
   cmd->add_option("--input-shape", f.input_shape,
@@ -152,6 +152,13 @@ int RunCodegenCommand(int verbosity) {
   codegen::CodegenOptions co;
   co.stack_bytes = f.stack;
   co.cpu = f.cpu;
+  if (co.cpu.empty() && !target->cpu.empty()) {  // the target's "cpu" (issue 17)
+    if (target->cpu != "cortex-m3" && target->cpu != "cortex-m4" && target->cpu != "cortex-m7")
+      return Fail(InvalidArgument("target '" + target->name + "' has cpu " + target->cpu +
+                                  ", which the firmware flow cannot build and run (QEMU has no MPS2 board for it); "
+                                  "pass --cpu cortex-m3 for the portable kernels on an M3"));
+    co.cpu = target->cpu;
+  }
   co.seed = f.seed;
   t0 = std::chrono::steady_clock::now();
   auto fw = codegen::GenerateFirmware(*g, *p, *q, co);

@@ -1,10 +1,13 @@
 // row-cache[:N]: Faster fused kernels where memory allows: the row cache (R rows of the expanded
 // plane, every plane pixel expanded once) instead of the R*S-slot column cache (pixels re-expanded
 // for each output row), on the fused steps whose larger workspace keeps the arena as it is
-// (`row-cache`), or lets it grow by at most N percent (`row-cache:N`, faster but bigger: the
-// vmcu-fast strategy). Afterwards every step's workspace is the one it runs with (row cache or its
+// (`row-cache`: the vmcu-small strategy), or lets it grow by at most N percent (`row-cache:N`, faster
+// but bigger: the vmcu-fast strategy), or by at most 10% while the arena still fits the target's
+// arena level (`row-cache:fit`: the vmcu strategy, the fastest plan that fits). Afterwards every step's workspace is the one it runs with (row cache or its
 // own).
+#include <algorithm>
 #include <charconv>
+#include <limits>
 
 #include "driver/context.h"
 #include "driver/passes/passes.h"
@@ -42,19 +45,36 @@ bool TryRowCaches(VmcuState& st, const VmcuInputs& in, const std::vector<int64_t
   return false;
 }
 
+// The growth `row-cache:fit` allows, in percent of the smallest arena.
+constexpr int kFitGrowPct = 10;
+
+// Bytes of the target's arena level (where the plan puts activations); no limit if it has none.
+int64_t ArenaCapacity(const target::Target& t) {
+  if (t.arena_level >= 0 && t.arena_level < static_cast<int>(t.levels.size()) &&
+      t.levels[t.arena_level].capacity > 0)
+    return t.levels[t.arena_level].capacity;
+  return std::numeric_limits<int64_t>::max();
+}
+
 }  // namespace
 
 MakeResult MakeRowCache(std::string_view arg) {
   int grow_pct = 0;
-  if (!arg.empty()) {
+  // `row-cache:fit` (the vmcu strategy's): up to kFitGrowPct growth, only while the grown arena still
+  // fits the target's arena level ("fastest that still fits the target").
+  const bool fit = arg == "fit";
+  if (fit) {
+    grow_pct = kFitGrowPct;
+  } else if (!arg.empty()) {
     const auto [end, ec] = std::from_chars(arg.data(), arg.data() + arg.size(), grow_pct);
     if (ec != std::errc() || end != arg.data() + arg.size() || grow_pct < 1 || grow_pct > 50)
       return InvalidArgument("pass 'row-cache:" + std::string(arg) +
                              "': the argument is the arena growth the row caches may cost, in percent, "
-                             "1 to 50 (e.g. row-cache:10); write 'row-cache' for none");
+                             "1 to 50 (e.g. row-cache:10), or 'fit' (up to 10% where the arena still fits "
+                             "the target); write 'row-cache' for none");
   }
   std::string name = arg.empty() ? "row-cache" : "row-cache:" + std::string(arg);
-  return std::unique_ptr<Pass>(new FunctionPass(name, [name, grow_pct](PlanningContext& ctx) -> Status {
+  return std::unique_ptr<Pass>(new FunctionPass(name, [name, grow_pct, fit](PlanningContext& ctx) -> Status {
     SP_ASSIGN_OR_RETURN(VmcuState * st, VmcuOf(ctx, name));
     const VmcuInputs in{ctx.graph, ctx.target, ctx.liveness, *st};
     const int n = st->num_steps();
@@ -68,8 +88,10 @@ MakeResult MakeRowCache(std::string_view arg) {
       // Faster but bigger first (more steps fit under the larger limit), then the arena as it is.
       // With a growth allowance the candidates are also tried above the limit (the estimate is
       // pessimistic; MCUNet's 7x7 stride-2 step fits in the layout though not in the estimate).
-      if (grow_pct == 0 ||
-          !TryRowCaches(*st, in, live, column_ws, arena + arena * grow_pct / 100, {150, 125, 100, 80}))
+      int64_t grown = arena + arena * grow_pct / 100;
+      if (fit) grown = std::min(grown, ArenaCapacity(ctx.target));
+      if (grown <= arena ||
+          !TryRowCaches(*st, in, live, column_ws, grown, {150, 125, 100, 80}))
         TryRowCaches(*st, in, live, column_ws, arena, {100, 80});
     }
     for (int s = 0; s < n; ++s)
