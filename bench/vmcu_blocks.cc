@@ -82,15 +82,20 @@ int main(int argc, char** argv) {
   auto target = sp::target::LoadTarget("stm32f411re");
   if (!target.ok()) return 1;
   const int64_t ram = target->levels[target->arena_level].capacity;
-  const std::vector<std::string> strategies = {"tinyengine", "hmcos", "vmcu"};
+  // The paper's comparison is of RAM, so the vMCU rows are the smallest-arena pipeline (`vmcu-small`);
+  // the default `vmcu` (the fastest plan that fits, up to 10% more RAM) gets its own row for the network.
+  const std::string kVmcu = "vmcu-small";
+  const std::vector<std::string> strategies = {"tinyengine", "hmcos", kVmcu, "vmcu"};
   nlohmann::ordered_json rows = nlohmann::ordered_json::array();
   std::ostringstream md;
   md << "# vMCU: RAM of TinyEngine, HMCOS and vMCU strategies on MCUNet layers and blocks\n\n"
      << "Machine: " << sp::bench::Machine() << ". Build: release. Target stm32f411re (" << ram
      << " B SRAM). int8, batch 1, NHWC; RAM = activations + workspace (weights in flash), bytes, 16-byte aligned.\n"
      << "`tinyengine`: in-place depthwise, first fit by size; `hmcos`: min-peak order, no in-place, exact placement; "
-     << "`vmcu`: fused inverted bottlenecks and segment overlap with the ISL-proved shift (src/segment).\n"
-     << "Reductions are of vmcu against each baseline.\n\n";
+     << "`vmcu`: fused inverted bottlenecks and segment overlap with the ISL-proved shift (src/segment), planned as "
+     << "`vmcu-small` (the smallest arena; the default `vmcu` is the fastest plan that fits and may use up to 10% more, "
+     << "shown in the whole-network rows).\n"
+     << "Reductions are of vmcu-small against each baseline.\n\n";
   auto plan = [&](const sp::ir::Graph& g, const std::string& s) -> int64_t {
     sp::driver::PlanOptions o;
     auto p = sp::driver::RunStrategy(g, *target, s, o);
@@ -110,14 +115,14 @@ int main(int argc, char** argv) {
       std::cerr << g.status().message() << "\n";
       return 1;
     }
-    int64_t te = plan(*g, "tinyengine"), hm = plan(*g, "hmcos"), vm = plan(*g, "vmcu");
+    int64_t te = plan(*g, "tinyengine"), hm = plan(*g, "hmcos"), vm = plan(*g, kVmcu);
     double red = te > 0 ? 100.0 * static_cast<double>(te - vm) / static_cast<double>(te) : 0;
     pw_min = std::min(pw_min, red);
     pw_max = std::max(pw_max, red);
     md << "| " << l.name << " | " << l.source << " | " << l.hw << " | " << l.c << " | " << l.k << " | " << te << " | " << hm
        << " | " << vm << " | " << Pct(vm, te) << " | " << Pct(vm, hm) << " | " << (te <= ram ? "yes" : "no") << " / "
        << (vm <= ram ? "yes" : "no") << " |\n";
-    rows.push_back({{"section", "pointwise"}, {"name", l.name}, {"tinyengine", te}, {"hmcos", hm}, {"vmcu", vm}});
+    rows.push_back({{"section", "pointwise"}, {"name", l.name}, {"tinyengine", te}, {"hmcos", hm}, {kVmcu, vm}});
   }
   // 2. Blocks.
   md << "\n## Inverted bottleneck blocks (vMCU Table 2)\n\n| block | tinyengine | hmcos | vmcu | vs tinyengine | vs hmcos |\n"
@@ -132,7 +137,7 @@ int main(int argc, char** argv) {
     auto g = sp::import::ImportModel(root + "/models/mcunet_blocks/" + b + ".graph.json", {});
     if (!g.ok()) continue;
     sp::ir::ApplyDtype(*g, sp::ir::DataType::kInt8);
-    int64_t te = plan(*g, "tinyengine"), hm = plan(*g, "hmcos"), vm = plan(*g, "vmcu");
+    int64_t te = plan(*g, "tinyengine"), hm = plan(*g, "hmcos"), vm = plan(*g, kVmcu);
     double red = te > 0 ? 100.0 * static_cast<double>(te - vm) / static_cast<double>(te) : 0;
     if (b[0] == 'S') {
       s_min = std::min(s_min, red);
@@ -146,7 +151,7 @@ int main(int argc, char** argv) {
       }
     }
     md << "| " << b << " | " << te << " | " << hm << " | " << vm << " | " << Pct(vm, te) << " | " << Pct(vm, hm) << " |\n";
-    rows.push_back({{"section", "block"}, {"name", b}, {"tinyengine", te}, {"hmcos", hm}, {"vmcu", vm}});
+    rows.push_back({{"section", "block"}, {"name", b}, {"tinyengine", te}, {"hmcos", hm}, {kVmcu, vm}});
   }
   // 3. Whole network.
   md << "\n## Whole MCUNet-320KB-ImageNet network\n\n| strategy | RAM (B) | lower bound (B) | fits 128 KiB |\n|---|---:|---:|---|\n";
@@ -160,10 +165,10 @@ int main(int argc, char** argv) {
       sp::driver::PlanOptions o;
       auto p = sp::driver::RunStrategy(*whole, *target, s, o);
       const int64_t v = p.ok() ? p->metrics.arena_bytes : -1, lb = p.ok() ? p->metrics.lower_bound_bytes : -1;
-      if (s == "vmcu") whole_vm = v;
+      if (s == kVmcu) whole_vm = v;
       if (s == "tinyengine") whole_te = v;
       if (s == "hmcos") whole_hm = v;
-      if (s == "vmcu" && p.ok())
+      if (s == kVmcu && p.ok())
         for (const auto& st : p->steps) {
           whole_fused += st.ops.size() > 1;
           whole_rows += st.row_cache ? 1 : 0;
@@ -172,7 +177,7 @@ int main(int argc, char** argv) {
       rows.push_back({{"section", "network"}, {"name", s}, {"bytes", v}, {"lower_bound", lb}});
     }
   }
-  md << "\nvmcu fuses MCUNet's 3x3 stride-2 stem with the first block (the stem is the fused group's expansion, so "
+  md << "\nvmcu-small fuses MCUNet's 3x3 stride-2 stem with the first block (the stem is the fused group's expansion, so "
         "its 88x88x16 output never exists), runs " << whole_rows << " of its " << whole_fused
      << " fused groups with the row-cache kernel (each expanded pixel computed once; chosen only where the larger "
         "workspace keeps the arena), and reaches the strategy's lower bound.\n";
@@ -202,7 +207,7 @@ int main(int argc, char** argv) {
           "firmware under QEMU and compares its output checksum with the host executor's.\n\n"
        << "| strategy | arena (B) | text (B) | data (B) | bss (B) | data + bss (B) | links in 128 KiB | QEMU checksum |\n"
        << "|---|---:|---:|---:|---:|---:|---|---|\n";
-    for (const std::string s : {"vmcu", "tinyengine"}) {
+    for (const std::string s : {kVmcu, std::string("vmcu"), std::string("tinyengine")}) {
       const std::string dir = (fs::temp_directory_path() / ("sramplan_bench_fw_" + s)).string();
       fs::remove_all(dir);
       std::string out;
@@ -257,7 +262,7 @@ int main(int argc, char** argv) {
       for (const bool circular : {false, true}) {
         sp::driver::PlanOptions o;
         o.circular_pool = circular;
-        auto p = sp::driver::RunStrategy(*g, *target, "vmcu", o);
+        auto p = sp::driver::RunStrategy(*g, *target, kVmcu, o);
         const int64_t v = p.ok() ? p->metrics.arena_bytes : -1, lb = p.ok() ? p->metrics.lower_bound_bytes : -1;
         md << "| vmcu " << (circular ? "(circular pool)" : "--no-circular-pool (linear)") << " | " << v << " | " << lb << " |\n";
         rows.push_back({{"section", "circular"}, {"name", circular ? "circular" : "linear"}, {"bytes", v}, {"lower_bound", lb}});
