@@ -13,6 +13,8 @@
 #include <gtest/gtest.h>
 
 #include "driver/strategy.h"
+#include "exec/executor.h"
+#include "exec/quantize.h"
 #include "import/import.h"
 #include "target/target.h"
 
@@ -104,6 +106,16 @@ analysis::Schedule PlanOrder(const ir::Graph& g, const plan::Plan& p) {
   for (const auto& st : p.steps)
     for (const auto& so : st.ops) s.push_back(ids.at(so.name));
   return s;
+}
+
+std::string RunPlanAgainstNaive(const ir::Graph& g, const plan::Plan& p, uint64_t seed) {
+  auto q = exec::QuantizeModel(g, seed);
+  if (!q.ok()) return "quantize: " + q.status().message();
+  auto naive = exec::RunNaive(g, PlanOrder(g, p), q->data, &*q);
+  if (!naive.ok()) return "naive: " + naive.status().message();
+  auto arena = exec::RunArena(g, p, q->data, &*q);
+  if (!arena.ok()) return "arena: " + arena.status().message();
+  return exec::Compare(g, *naive, *arena, p);
 }
 
 CliRun Cli(const std::string& args) {

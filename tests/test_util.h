@@ -1,6 +1,7 @@
 // Helpers shared by the tests: paths into the source tree, running the CLI, temp files.
 #pragma once
 
+#include <cstdint>
 #include <string>
 
 #include "analysis/liveness.h"
@@ -41,5 +42,8 @@ ir::Graph LoadNativeGraph(const std::string& text);
 plan::Plan PlanInt8(const ir::Graph& g, const std::string& strategy, const std::string& target = "stm32f411re");
 // The operator order a plan runs (its steps' ops, in order), as op ids of `g`.
 analysis::Schedule PlanOrder(const ir::Graph& g, const plan::Plan& p);
+// Runs `p` in its arena and `g` naively in the plan's order, int8 with seeded data (`seed`); "" when
+// the outputs agree bit for bit and the counted off-chip bytes are the plan's, else what differs.
+std::string RunPlanAgainstNaive(const ir::Graph& g, const plan::Plan& p, uint64_t seed = 7);
 
 }  // namespace sramplan::testing

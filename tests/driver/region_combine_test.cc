@@ -48,15 +48,7 @@ ir::Graph Int8(const std::string& path) {
 }
 
 // "" when the plan runs in its arena bit-exact against the naive run with the planned off-chip bytes.
-std::string Execute(const ir::Graph& g, const plan::Plan& p) {
-  auto q = exec::QuantizeModel(g, 7);
-  if (!q.ok()) return "quantize: " + q.status().message();
-  auto naive = exec::RunNaive(g, testing::PlanOrder(g, p), q->data, &*q);
-  if (!naive.ok()) return "naive: " + naive.status().message();
-  auto arena = exec::RunArena(g, p, q->data, &*q);
-  if (!arena.ok()) return "arena: " + arena.status().message();
-  return exec::Compare(g, *naive, *arena, p);
-}
+std::string Execute(const ir::Graph& g, const plan::Plan& p) { return testing::RunPlanAgainstNaive(g, p); }
 
 std::string CombineNote(const plan::Plan& p) {
   for (const auto& n : p.notes)

@@ -16,6 +16,7 @@
 #include "fusion/optimus_model.h"
 #include "plan/verifier.h"
 #include "test_util.h"
+#include "tiled_test_util.h"
 
 namespace sramplan::exec {
 namespace {
@@ -47,21 +48,8 @@ std::string PadGraph(const std::string& mode2) {
 })";
 }
 
-target::Target Accel(int64_t buffer_bytes) {
-  auto t = target::LoadTarget("optimus-accel");
-  EXPECT_TRUE(t.ok());
-  target::Target tt = *t;
-  tt.levels[tt.arena_level].capacity = buffer_bytes;
-  return tt;
-}
-
-plan::Plan Plan(const ir::Graph& g, const target::Target& t, const std::string& s, const std::string& dtype) {
-  driver::PlanOptions o;
-  o.dtype_name = dtype;
-  auto p = driver::RunStrategy(g, t, s, o);
-  EXPECT_TRUE(p.ok()) << s << ": " << p.status().message();
-  return p.ok() ? *p : plan::Plan{};
-}
+using tiled_test::Accel;
+using tiled_test::Plan;
 
 // The step running op `name` (-1 when none).
 int StepOf(const plan::Plan& p, const std::string& name) {

@@ -14,6 +14,7 @@
 #include "import/import.h"
 #include "plan/verifier.h"
 #include "test_util.h"
+#include "tiled_test_util.h"
 #include "transform/canonicalize.h"
 
 namespace sramplan::exec {
@@ -55,21 +56,8 @@ const char* kDagGraph = R"({
   ]
 })";
 
-target::Target Accel(int64_t buffer_bytes) {
-  auto t = target::LoadTarget("optimus-accel");
-  EXPECT_TRUE(t.ok());
-  target::Target tt = *t;
-  tt.levels[tt.arena_level].capacity = buffer_bytes;
-  return tt;
-}
-
-plan::Plan Plan(const ir::Graph& g, const target::Target& t, const std::string& s, const std::string& dtype) {
-  driver::PlanOptions o;
-  o.dtype_name = dtype;
-  auto p = driver::RunStrategy(g, t, s, o);
-  EXPECT_TRUE(p.ok()) << s << ": " << p.status().message();
-  return p.ok() ? *p : plan::Plan{};
-}
+using tiled_test::Accel;
+using tiled_test::Plan;
 
 // Runs `p` naively and tile by tile; "" when the outputs are bit-identical and the DRAM bytes the
 // plan's (Compare), else why. `notes`: the run's per-group notes.

@@ -29,17 +29,8 @@ StatusOr<plan::Plan> Plan(const ir::Graph& g, const std::string& strategy, const
   return driver::RunStrategy(g, *t, strategy, o);
 }
 
-// Runs the plan in its arena and naively (int8); "" when both agree bit for bit and the counted
-// off-chip bytes are the plan's.
-std::string Execute(const ir::Graph& g, const plan::Plan& p) {
-  auto q = exec::QuantizeModel(g, 7);
-  if (!q.ok()) return "quantize: " + q.status().message();
-  auto naive = exec::RunNaive(g, testing::PlanOrder(g, p), q->data, &*q);
-  if (!naive.ok()) return "naive: " + naive.status().message();
-  auto arena = exec::RunArena(g, p, q->data, &*q);
-  if (!arena.ok()) return "arena: " + arena.status().message();
-  return exec::Compare(g, *naive, *arena, p);
-}
+// "" when the plan runs in its arena bit-exact against the naive run with the planned off-chip bytes.
+std::string Execute(const ir::Graph& g, const plan::Plan& p) { return testing::RunPlanAgainstNaive(g, p); }
 
 // What the layer-wise baseline must move, computed from the graph alone: every op reads its feature
 // maps (and weights) from DRAM and writes its outputs there.
