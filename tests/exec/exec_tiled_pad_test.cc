@@ -102,18 +102,7 @@ TEST(OptimusPad, PadInsideGroupsBitExactWithPlannedDramBytes) {
       ir::Graph g = testing::LoadNativeGraph(PadGraph(mode));
       const bool int8 = std::string(dtype) == "int8";
       ir::ApplyDtype(g, int8 ? ir::DataType::kInt8 : ir::DataType::kFloat32);
-      std::optional<QuantizedModel> q;
-      ModelData data;
-      if (int8) {
-        auto qm = QuantizeModel(g, kDefaultSeed, nullptr);
-        ASSERT_TRUE(qm.ok()) << qm.status().message();
-        q = std::move(qm).value();
-        data = q->data;
-      } else {
-        auto d = MakeModelData(g, kDefaultSeed);
-        ASSERT_TRUE(d.ok());
-        data = std::move(d).value();
-      }
+      const tiled_test::RunData rd = tiled_test::MakeRunData(g, int8);
       for (int64_t kib : {8, 16, 64}) {
         for (const char* s : fused) {
           SCOPED_TRACE(std::string(mode) + " " + dtype + " " + s + " " + std::to_string(kib) + " KiB");
@@ -129,13 +118,11 @@ TEST(OptimusPad, PadInsideGroupsBitExactWithPlannedDramBytes) {
                 if (st.ops.size() > 1 && st.tiled.tiles > 1)
                   ++pad_in_multi_strip_group;
               }
-          auto naive = RunNaive(g, testing::PlanOrder(g, p), data, q ? &*q : nullptr);
-          ASSERT_TRUE(naive.ok()) << naive.status().message();
-          auto arena = RunArena(g, p, data, q ? &*q : nullptr);
-          ASSERT_TRUE(arena.ok()) << arena.status().message();
-          std::string notes;
-          for (const auto& n : arena->notes) notes += n + "\n";
-          EXPECT_EQ(Compare(g, *naive, *arena, p), "") << notes;
+          std::vector<std::string> notes;
+          const std::string diff = tiled_test::RunBoth(g, p, rd.quant(), rd.data, &notes);
+          std::string said;
+          for (const auto& n : notes) said += n + "\n";
+          EXPECT_EQ(diff, "") << said;
         }
       }
     }
@@ -206,8 +193,8 @@ TEST(OptimusPad, ShiftSliceRunsStripByStripBitExact) {
   const char* fused[] = {"optimus", "optimus-online", "dnnvm", "efficient-s", "fused-layer", "nofuse"};
   ir::Graph g = testing::LoadNativeGraph(kShiftGraph);
   ir::ApplyDtype(g, ir::DataType::kInt8);
-  auto q = QuantizeModel(g, kDefaultSeed, nullptr);
-  ASSERT_TRUE(q.ok()) << q.status().message();
+  const tiled_test::RunData rd = tiled_test::MakeRunData(g, /*int8=*/true);
+  ASSERT_TRUE(rd.q.has_value());
   int slice_strips = 0;
   for (int64_t kib : {4, 8, 16}) {
     for (const char* s : fused) {
@@ -218,11 +205,7 @@ TEST(OptimusPad, ShiftSliceRunsStripByStripBitExact) {
       const int st = StepOf(p, "shift");
       ASSERT_GE(st, 0);
       slice_strips += p.steps[st].tiled.tiles > 1;
-      auto naive = RunNaive(g, testing::PlanOrder(g, p), q->data, &*q);
-      ASSERT_TRUE(naive.ok()) << naive.status().message();
-      auto arena = RunArena(g, p, q->data, &*q);
-      ASSERT_TRUE(arena.ok()) << arena.status().message();
-      EXPECT_EQ(Compare(g, *naive, *arena, p), "");
+      EXPECT_EQ(tiled_test::RunBoth(g, p, rd.quant(), rd.data), "");
     }
   }
   EXPECT_GT(slice_strips, 0);

@@ -59,17 +59,7 @@ const char* kDagGraph = R"({
 using tiled_test::Accel;
 using tiled_test::Plan;
 
-// Runs `p` naively and tile by tile; "" when the outputs are bit-identical and the DRAM bytes the
-// plan's (Compare), else why. `notes`: the run's per-group notes.
-std::string RunBoth(const ir::Graph& g, const plan::Plan& p, const QuantizedModel* q, const ModelData& data,
-                    std::vector<std::string>* notes = nullptr) {
-  auto naive = RunNaive(g, testing::PlanOrder(g, p), data, q);
-  if (!naive.ok()) return "naive: " + naive.status().message();
-  auto arena = RunArena(g, p, data, q);
-  if (!arena.ok()) return "arena: " + arena.status().message();
-  if (notes) *notes = arena->notes;
-  return Compare(g, *naive, *arena, p);
-}
+using tiled_test::RunBoth;
 
 int64_t MaxTiles(const plan::Plan& p) {
   int64_t m = 0;
@@ -114,18 +104,9 @@ TEST(ExecTiled, SmallDagBitExactInEveryFusionStrategy) {
   for (const char* dtype : {"float32", "int8"}) {
     ir::Graph g = testing::LoadNativeGraph(kDagGraph);
     ir::ApplyDtype(g, std::string(dtype) == "int8" ? ir::DataType::kInt8 : ir::DataType::kFloat32);
-    std::optional<QuantizedModel> q;
-    ModelData data;
-    if (std::string(dtype) == "int8") {
-      auto qm = QuantizeModel(g, kDefaultSeed, nullptr);
-      ASSERT_TRUE(qm.ok()) << qm.status().message();
-      q = std::move(qm).value();
-      data = q->data;
-    } else {
-      auto d = MakeModelData(g, kDefaultSeed);
-      ASSERT_TRUE(d.ok());
-      data = std::move(d).value();
-    }
+    const tiled_test::RunData rd = tiled_test::MakeRunData(g, std::string(dtype) == "int8");
+    const std::optional<QuantizedModel>& q = rd.q;
+    const ModelData& data = rd.data;
     // (float32 at 16 KiB: the global pooling's whole input does not fit; RefusesNchwAndBadGroups.)
     for (int64_t kib : {16, 32, 64}) {
       if (kib == 16 && std::string(dtype) == "float32") continue;

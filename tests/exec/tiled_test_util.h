@@ -4,9 +4,14 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "driver/strategy.h"
+#include "exec/executor.h"
+#include "exec/quantize.h"
+#include "test_util.h"
 #include "target/target.h"
 
 namespace sramplan::exec::tiled_test {
@@ -27,6 +32,42 @@ inline plan::Plan Plan(const ir::Graph& g, const target::Target& t, const std::s
   auto p = driver::RunStrategy(g, t, s, o);
   EXPECT_TRUE(p.ok()) << s << ": " << p.status().message();
   return p.ok() ? *p : plan::Plan{};
+}
+
+// A model's seeded data: int8 quantised (`q` set) or float32.
+struct RunData {
+  std::optional<QuantizedModel> q;
+  ModelData data;
+  const QuantizedModel* quant() const { return q ? &*q : nullptr; }
+};
+
+inline RunData MakeRunData(const ir::Graph& g, bool int8) {
+  RunData r;
+  if (int8) {
+    auto qm = QuantizeModel(g, kDefaultSeed, nullptr);
+    EXPECT_TRUE(qm.ok()) << qm.status().message();
+    if (qm.ok()) {
+      r.q = std::move(qm).value();
+      r.data = r.q->data;
+    }
+  } else {
+    auto d = MakeModelData(g, kDefaultSeed);
+    EXPECT_TRUE(d.ok());
+    if (d.ok()) r.data = std::move(d).value();
+  }
+  return r;
+}
+
+// Runs `p` naively and tile by tile; "" when the outputs are bit-identical and the DRAM bytes the
+// plan's (Compare), else why. `notes`: the run's per-group notes.
+inline std::string RunBoth(const ir::Graph& g, const plan::Plan& p, const QuantizedModel* q, const ModelData& data,
+                           std::vector<std::string>* notes = nullptr) {
+  auto naive = RunNaive(g, testing::PlanOrder(g, p), data, q);
+  if (!naive.ok()) return "naive: " + naive.status().message();
+  auto arena = RunArena(g, p, data, q);
+  if (!arena.ok()) return "arena: " + arena.status().message();
+  if (notes) *notes = arena->notes;
+  return Compare(g, *naive, *arena, p);
 }
 
 }  // namespace sramplan::exec::tiled_test
