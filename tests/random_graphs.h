@@ -1,6 +1,8 @@
 // Random DAGs for property tests: chains, diamonds and NAS-like cells of int8 NHWC ops.
 #pragma once
 
+#include <algorithm>
+#include <cstdint>
 #include <random>
 #include <string>
 #include <utility>
@@ -133,6 +135,34 @@ inline Graph Cells(uint32_t seed, int n) {
   }
   r.Finish(r.Unary(prev));
   return std::move(r.graph());
+}
+
+// A random DAG of `min_ops` + rng() % `ops_range` opaque int8 ops over 1-D tensors: each op reads one
+// or two earlier tensors; tensors nobody reads are graph outputs.
+inline Graph OpaqueDag(std::mt19937& rng, int min_ops, int ops_range) {
+  Graph g;
+  g.name = "r";
+  int n = min_ops + static_cast<int>(rng() % ops_range);
+  std::vector<TensorId> avail = {g.AddTensor({.name = "x", .shape = {1 + static_cast<int64_t>(rng() % 50)},
+                                              .dtype = ir::DataType::kInt8, .kind = ir::TensorKind::kInput})};
+  for (int i = 0; i < n; ++i) {
+    ir::Op op;
+    op.name = "op" + std::to_string(i);
+    op.type = "Opaque";
+    int k = 1 + static_cast<int>(rng() % 2);
+    for (int j = 0; j < k; ++j) {
+      TensorId in = avail[rng() % avail.size()];
+      if (std::find(op.inputs.begin(), op.inputs.end(), in) == op.inputs.end()) op.inputs.push_back(in);
+    }
+    TensorId out = g.AddTensor({.name = "t" + std::to_string(i), .shape = {1 + static_cast<int64_t>(rng() % 100)},
+                                .dtype = ir::DataType::kInt8});
+    op.outputs = {out};
+    g.AddOp(op);
+    avail.push_back(out);
+  }
+  for (auto& t : g.mutable_tensors())
+    if (t.kind == ir::TensorKind::kActivation && t.consumers.empty()) t.kind = ir::TensorKind::kOutput;
+  return g;
 }
 
 }  // namespace sramplan::testing

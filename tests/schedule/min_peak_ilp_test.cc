@@ -57,28 +57,7 @@ TEST(MinPeakIlp, MatchesDpOnRandomSmallDags) {
 TEST(MinPeakIlp, MatchesDpOnRandomOpaqueDags) {
   std::mt19937 rng(7);
   for (int trial = 0; trial < 10; ++trial) {
-    ir::Graph g;
-    g.name = "r";
-    int n = 3 + static_cast<int>(rng() % 6);
-    std::vector<ir::TensorId> avail = {g.AddTensor({.name = "x", .shape = {1 + static_cast<int64_t>(rng() % 50)},
-                                                    .dtype = ir::DataType::kInt8, .kind = ir::TensorKind::kInput})};
-    for (int i = 0; i < n; ++i) {
-      ir::Op op;
-      op.name = "op" + std::to_string(i);
-      op.type = "Opaque";
-      int k = 1 + static_cast<int>(rng() % 2);
-      for (int j = 0; j < k; ++j) {
-        ir::TensorId in = avail[rng() % avail.size()];
-        if (std::find(op.inputs.begin(), op.inputs.end(), in) == op.inputs.end()) op.inputs.push_back(in);
-      }
-      ir::TensorId out = g.AddTensor({.name = "t" + std::to_string(i), .shape = {1 + static_cast<int64_t>(rng() % 100)},
-                                      .dtype = ir::DataType::kInt8});
-      op.outputs = {out};
-      g.AddOp(op);
-      avail.push_back(out);
-    }
-    for (auto& t : g.mutable_tensors())
-      if (t.kind == ir::TensorKind::kActivation && t.consumers.empty()) t.kind = ir::TensorKind::kOutput;
+    ir::Graph g = testing::OpaqueDag(rng, 3, 6);
     ASSERT_TRUE(ir::VerifyGraph(g).ok());
     ExpectMatchesDp(g, "trial " + std::to_string(trial));
   }
