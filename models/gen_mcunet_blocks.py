@@ -31,6 +31,9 @@ import json
 import os
 import sys
 
+import graph_builder
+from graph_builder import numel, write_json
+
 PAPER = ("vMCU: Coordinated Memory Management and Kernel Optimization for DNN Inference on MCUs "
          "(MLSys submission), Table 2 'Configurations of inverted bottlenecks'")
 REFERENCE_DEFAULT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "shared",
@@ -98,49 +101,9 @@ def conv_out(h, k, s, p):
     return (h + 2 * p - k) // s + 1
 
 
-def numel(shape):
-    n = 1
-    for d in shape:
-        n *= d
-    return n
-
-
-class GraphBuilder:
-    def __init__(self, name):
-        self.name = name
-        self.tensors = []
-        self.ops = []
-        self.by_name = {}
-        self._lin = 0  # counter for deterministic linear-output quant params
-
-    def tensor(self, name, shape, kind="activation", quant=None, dtype=None):
-        assert name not in self.by_name, name
-        t = {"name": name, "shape": list(shape), "kind": kind}
-        if dtype:
-            t["dtype"] = dtype
-        if quant is not None:
-            t["quant"] = quant
-        self.tensors.append(t)
-        self.by_name[name] = t
-        return name
-
-    def shape(self, name):
-        return self.by_name[name]["shape"]
-
+class GraphBuilder(graph_builder.GraphBuilder):
     def scale(self, name):
         return self.by_name[name]["quant"]["scale"][0]
-
-    def linear_quant(self):
-        """Plausible per-tensor params of a linear (non-activated) int8 output."""
-        i = self._lin
-        self._lin += 1
-        return {"scale": [round(0.04 + 0.005 * (i % 5), 6)], "zero_point": [(i * 7) % 11 - 5]}
-
-    def op(self, name, type_, inputs, outputs, attrs=None):
-        o = {"name": name, "type": type_, "inputs": list(inputs), "outputs": list(outputs)}
-        if attrs is not None:
-            o["attrs"] = attrs
-        self.ops.append(o)
 
     def conv(self, name, x, c_out, k, stride, pad, group, activation, quant):
         n, h, w, c_in = self.shape(x)
@@ -158,15 +121,6 @@ class GraphBuilder:
                 {"kernel_shape": [k, k], "strides": [stride, stride], "pads": [pad, pad, pad, pad],
                  "dilations": [1, 1], "group": group, "activation": activation})
         return y
-
-    def to_json(self, extra):
-        d = {"format": "sramplan-graph", "version": 1, "name": self.name, "layout": "NHWC",
-             "dtype": "int8"}
-        d.update(extra)
-        d["tensors"] = self.tensors
-        d["ops"] = self.ops
-        return d
-
 
 def add_block(g, prefix, x, c_mid, c_out, k, strides, stem=False):
     """Appends one inverted bottleneck to g, starting from tensor x. Returns (output tensor, info)."""
@@ -335,24 +289,6 @@ def check_reference(path):
               b18["stride"]) == (f["c_in"], f["c_mid"], f["c_out"], f["k"], f["stride"])
         msgs.append("block 18 96->160 mid 480 k7 s1 %s" % ("matches" if ok else "DIFFERS: %s" % b18))
     return msgs
-
-
-def write_json(path, data):
-    """Pretty top level, one line per tensor and per op."""
-    parts = []
-    for k, v in data.items():
-        if k in ("tensors", "ops"):
-            body = ",\n".join("    " + json.dumps(x) for x in v)
-            parts.append("  %s: [\n%s\n  ]" % (json.dumps(k), body))
-        elif k == "notes":
-            body = ",\n".join("    " + json.dumps(x) for x in v)
-            parts.append("  %s: [\n%s\n  ]" % (json.dumps(k), body))
-        else:
-            parts.append("  %s: %s" % (json.dumps(k), json.dumps(v)))
-    text = "{\n" + ",\n".join(parts) + "\n}\n"
-    json.loads(text)  # self-check
-    with open(path, "w") as f:
-        f.write(text)
 
 
 def main():

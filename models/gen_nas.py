@@ -50,9 +50,11 @@ biases with scale = input scale * weight scale), as in gen_mcunet_blocks.py.
 """
 
 import argparse
-import json
 import os
 import sys
+
+import graph_builder
+from graph_builder import numel, write_json
 
 # ----------------------------------------------------------------------------------------------
 # Genotypes (this file's notation, see the module docstring): block = ((opA, a), (opB, b)).
@@ -209,25 +211,14 @@ W_SCALE = 0.02
 # Graph builder (NHWC, int8)
 # ----------------------------------------------------------------------------------------------
 
-def numel(shape):
-    n = 1
-    for d in shape:
-        n *= d
-    return n
-
-
 def out_size(h, k, s, pb, pe, d=1):
     return (h + pb + pe - d * (k - 1) - 1) // s + 1
 
 
-class Graph:
+class Graph(graph_builder.GraphBuilder):
     def __init__(self, name, style):
-        self.name = name
+        super().__init__(name)
         self.style = style  # "torch" (symmetric k//2 pads) or "tf" (SAME)
-        self.tensors = []
-        self.ops = []
-        self.by_name = {}
-        self._lin = 0
         self.counts = {}
 
     def _uniq(self, name):
@@ -235,33 +226,8 @@ class Graph:
         self.counts[name] = n + 1
         return name if n == 0 else "%s_%d" % (name, n)
 
-    def tensor(self, name, shape, kind="activation", quant=None, dtype=None):
-        assert name not in self.by_name, name
-        t = {"name": name, "shape": list(shape), "kind": kind}
-        if dtype:
-            t["dtype"] = dtype
-        if quant is not None:
-            t["quant"] = quant
-        self.tensors.append(t)
-        self.by_name[name] = t
-        return name
-
-    def shape(self, name):
-        return self.by_name[name]["shape"]
-
     def quant(self, name):
         return dict(self.by_name[name]["quant"])
-
-    def linear_quant(self):
-        i = self._lin
-        self._lin += 1
-        return {"scale": [round(0.04 + 0.005 * (i % 5), 6)], "zero_point": [(i * 7) % 11 - 5]}
-
-    def op(self, name, type_, inputs, outputs, attrs=None):
-        o = {"name": name, "type": type_, "inputs": list(inputs), "outputs": list(outputs)}
-        if attrs is not None:
-            o["attrs"] = attrs
-        self.ops.append(o)
 
     def pads(self, h, w, kh, kw, sh, sw, d=1, valid=False):
         """[top, left, bottom, right] for the graph's padding style."""
@@ -343,15 +309,6 @@ class Graph:
         y = self.tensor(name + "_out", [n, h - 1, w - 1, c], "activation", self.quant(x))
         self.op(name, "Slice", [x], [y], {"starts": [1, 1], "ends": [h, w], "axes": [1, 2]})
         return y
-
-    def to_json(self, extra):
-        d = {"format": "sramplan-graph", "version": 1, "name": self.name, "layout": "NHWC",
-             "dtype": "int8"}
-        d.update(extra)
-        d["tensors"] = self.tensors
-        d["ops"] = self.ops
-        return d
-
 
 # ----------------------------------------------------------------------------------------------
 # Cells
@@ -493,21 +450,6 @@ def build(family, dataset):
          {"alpha": 1.0, "beta": 1.0, "transA": 0, "transB": 1, "activation": "none"})
     cells = [(nm or "cell", "reduction" if r else "normal", cc) for r, cc, nm in layout]
     return g, cells, res, classes
-
-
-def write_json(path, data):
-    """Pretty top level, one line per tensor and per op (as gen_mcunet_blocks.py)."""
-    parts = []
-    for key, v in data.items():
-        if key in ("tensors", "ops", "notes"):
-            body = ",\n".join("    " + json.dumps(x, separators=(", ", ": ")) for x in v)
-            parts.append("  %s: [\n%s\n  ]" % (json.dumps(key), body))
-        else:
-            parts.append("  %s: %s" % (json.dumps(key), json.dumps(v)))
-    text = "{\n" + ",\n".join(parts) + "\n}\n"
-    json.loads(text)
-    with open(path, "w") as fh:
-        fh.write(text)
 
 
 def describe_block(blk):
