@@ -107,6 +107,10 @@ const std::vector<StrategySpec>& Strategies() {
       Fused("efficient-s", "Efficient-S baseline: DP over a linear proxy (the model order); parameters on chip"),
       Fused("fused-layer", "fused-layer baseline (Alwani et al.): chains only, exhaustive; parameters on chip"),
       Fused("nofuse", "no fusion: one group per operator (Conv+BN+activation merged), tiled"),
+      {"optimus-cosma", "optimus's groups with COSMA-style spilling under one budget: group outputs stay in the global "
+                        "buffer beside later groups' working sets where that saves DRAM bytes (ILP)",
+       A::kNone, /*needs_dram=*/true, false, /*uses_budget=*/false,
+       {"schedule", "fuse-tiled:optimus", "assemble-tiled", "keep-on-chip", "verify"}, Family::kFused},
       {"pools", "tflm's order and lifetimes; buffers split over the arena level's memory pools (hot, small ones to "
                 "the cheapest), each pool placed by TFLM's planner",
        A::kNone, false, false, false, PoolPipeline("requests:tflm", "place:tflm", "pools:tflm"), Family::kPools},

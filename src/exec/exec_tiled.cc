@@ -505,7 +505,7 @@ class TileRunner {
     SP_RETURN_IF_ERROR(Fits(t, target));
     const int64_t n = (target - rows_[t]) * x.row_bytes;
     std::memcpy(Row(t, rows_[t]), home_[t] + image_ * ImageBytes(t) + rows_[t] * x.row_bytes, static_cast<size_t>(n));
-    c_->read_bytes += n;
+    if (!x.on_chip) c_->read_bytes += n;
     rows_[t] = target;
     return Status::Ok();
   }
@@ -586,7 +586,7 @@ Status TileRunner::Stream(const TiledRun& r) {
   rows_[o] = ts_.tensors[o].rows;
   if (ts_.tensors[o].to_dram) {
     std::memcpy(Dram(o, 0), Row(o, 0), static_cast<size_t>(ImageBytes(o)));
-    c_->write_bytes += ImageBytes(o);
+    if (!ts_.tensors[o].on_chip) c_->write_bytes += ImageBytes(o);
   }
   return Status::Ok();
 }
@@ -700,7 +700,7 @@ Status TileRunner::Run(const TiledRun& r) {
     if (!x.to_dram) continue;
     const int64_t n = (ob - oa) * x.row_bytes;
     if (!x.direct) std::memcpy(Dram(t, oa), Row(t, oa), static_cast<size_t>(n));
-    c_->write_bytes += n;
+    if (!x.on_chip) c_->write_bytes += n;
   }
   return Status::Ok();
 }

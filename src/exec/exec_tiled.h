@@ -47,6 +47,9 @@ struct TiledTensor {
   // window is its T_c-channel staging (staging_bytes per row).
   bool direct = false;
   int64_t staging_bytes = 0;
+  // A group input or output the plan keeps in the global buffer between groups (keep-on-chip):
+  // its rows move on chip, not counted as DRAM bytes (set when lowering, exec/lower_step.cc).
+  bool on_chip = false;
 };
 
 // How an op of the group runs: strip by strip (its output rows follow its inputs' rows) or once

@@ -184,7 +184,18 @@ StatusOr<StepCalls> LowerTiled(const StepLowering& l, int s, StepCalls sc) {
   int64_t capacity = 0;
   for (const plan::Level& lv : l.plan().levels)
     if (lv.name == ws->level) capacity = lv.capacity;
+  // Maps kept in the global buffer between groups (keep-on-chip) take their bytes from the group's.
+  for (const plan::Buffer& b : l.plan().buffers)
+    if (&b != ws && b.level == ws->level && b.first_step <= s && s <= b.last_step) capacity -= b.bytes;
   SP_ASSIGN_OR_RETURN(TiledSchedule ts, BuildTiledSchedule(l.graph(), l.plan(), s, sc.ops, capacity, l.quant() != nullptr));
+  // A group input or output on chip at this step moves no DRAM bytes.
+  for (TiledTensor& t : ts.tensors) {
+    if (t.producer >= 0 && !t.to_dram) continue;
+    const plan::Buffer* b = l.LiveBuffer(l.graph().tensor(t.id).name, s);
+    if (!b || l.Offchip(b->level)) continue;
+    t.on_chip = true;
+    (t.producer < 0 ? ts.read_bytes : ts.write_bytes) -= l.graph().tensor(t.id).Bytes();
+  }
   sc.workspace = ws;
   sc.tiled = std::make_shared<const TiledSchedule>(std::move(ts));
   return sc;

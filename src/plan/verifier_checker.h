@@ -168,6 +168,9 @@ class Checker {
   std::pair<int64_t, int64_t> RowsChannels(const Tensor& t) const;
   bool DetectNhwc() const;
   void CheckFusedTiled(int s);
+  // A fused-tiled group's input or output held whole on chip at step s, in one buffer since its
+  // production (kept between groups): it moves no DRAM bytes (verifier_kept.cc).
+  bool KeptOnChip(const std::string& name, int s) const;
   void CheckPools();
   void CheckMemoryPools();  // verifier_pools.cc
   void CheckResidency();

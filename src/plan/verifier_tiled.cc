@@ -180,13 +180,13 @@ void Checker::CheckFusedTiled(int s) {
       const Tensor& t = *FindTensor(in);
       if (t.kind == "constant") {
         if (seen_const.insert(in).second) params = SaturatingAdd(params, t.bytes);
-      } else if (!(t.producer.size() && inside(t.producer)) && seen_in.insert(in).second) {
+      } else if (!(t.producer.size() && inside(t.producer)) && seen_in.insert(in).second && !KeptOnChip(in, s)) {
         const int64_t h = RowsChannels(t).first, read = rows_read[in];
         rd = SaturatingAdd(rd, read >= h || h <= 0 ? t.bytes : t.bytes / h * read);
       }
     }
     for (const auto& o : op.outputs)
-      if (step_output(*FindTensor(o))) wr = SaturatingAdd(wr, FindTensor(o)->bytes);
+      if (step_output(*FindTensor(o)) && !KeptOnChip(o, s)) wr = SaturatingAdd(wr, FindTensor(o)->bytes);
   }
   const int64_t work = tg.params_resident ? SaturatingAdd(fmap, params) : fmap;
   const std::optional<int64_t> streamed = CheckedMul(params, tiles * std::max<int64_t>(p_.batch, 1));

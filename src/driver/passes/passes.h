@@ -64,6 +64,7 @@ MakeResult MakeCombine(std::string_view arg);           // assemble-best
 // Optimus (passes/optimus.cc).
 MakeResult MakeFuseTiled(std::string_view arg);      // fuse-tiled:optimus|optimus-online|dnnvm|...
 MakeResult MakeAssembleTiled(std::string_view arg);  // assemble-tiled
+MakeResult MakeKeepOnChip(std::string_view arg);     // keep-on-chip (passes/keep_on_chip.cc)
 // Memory pools (issue 19).
 MakeResult MakePools(std::string_view arg);          // pools:tflm|optimal
 

@@ -64,6 +64,8 @@ const std::vector<PassInfo>& Passes() {
        MakeFuseTiled},
       {"assemble-tiled", "the plan of fusion groups: fused-tiled steps, workspaces, DRAM buffers, Eq. 3 bytes",
        MakeAssembleTiled},
+      {"keep-on-chip", "fused groups' output maps kept in the global buffer for later groups (ILP over the group sequence)",
+       MakeKeepOnChip},
       {"pools", "the arena split into the target's memory pools, hot small buffers in the cheap pool: pools:tflm|optimal",
        MakePools},
   };
