@@ -9,6 +9,7 @@
 
 #include "cost/cost_model.h"
 #include "driver/context.h"
+#include "driver/pass.h"
 #include "driver/passes/passes.h"
 #include "fusion/fusion_spill.h"
 #include "support/int_math.h"
@@ -19,8 +20,7 @@ namespace {
 // Per group in which ISOA feeds an operator of the same group: the executor holds every channel
 // there (no int32 partial-sum path yet, see assemble-tiled's note), so the maps kept beside it leave
 // the room of its strips with every channel held (and its resident parameters); 0 elsewhere.
-std::vector<int64_t> AllChannelBytes(const OptimusState& st, int64_t* groups) {
-  const fusion::FusionResult& r = st.result;
+std::vector<int64_t> AllChannelBytes(const OptimusState& st, const fusion::FusionResult& r, int64_t* groups) {
   std::vector<int64_t> need(r.groups.size(), 0);
   *groups = 0;
   for (size_t k = 0; k < r.groups.size(); ++k) {
@@ -79,22 +79,53 @@ void Remeasure(PlanningContext& ctx, plan::Plan& p) {
   m.energy_pj = cost::Evaluate(ctx.hw, traffic).energy_pj;
 }
 
+// The kept maps of scheme `r` (its groups' working sets, the maps' eligibility) and the groups with
+// ISOA inside.
+StatusOr<fusion::ResidencyResult> Choose(PlanningContext& ctx, const fusion::FusionResult& r, int64_t* isoa_groups) {
+  const OptimusState& st = *ctx.optimus;
+  fusion::ResidencyOptions o;
+  o.alignment = ctx.alignment();
+  if (ctx.options.search_time_limit_s > 0) o.time_limit_s = ctx.options.search_time_limit_s;
+  o.eligible = EligibleMaps(ctx.graph, st.graph);
+  o.group_min_bytes = AllChannelBytes(st, r, isoa_groups);
+  return fusion::ChooseKeptMaps(st.graph, st.model, r, o);
+}
+
 Status KeepOnChip(PlanningContext& ctx) {
   if (!ctx.optimus || !ctx.assembled)
     return InternalError("pass 'keep-on-chip' needs fuse-tiled and assemble-tiled first");
-  const OptimusState& st = *ctx.optimus;
+  OptimusState& st = *ctx.optimus;
   const ir::Graph& g = ctx.graph;
+  int64_t isoa_groups = 0;
+  SP_ASSIGN_OR_RETURN(fusion::ResidencyResult res, Choose(ctx, st.result, &isoa_groups));
+  // The same on the schemes without fusion and of the model order's segments (their groups leave
+  // more of the buffer free): one of them when it moves strictly fewer bytes with its kept maps.
+  const int64_t fused_bytes = st.result.dram_bytes;
+  const fusion::FusionMethod fused_method = st.method;
+  std::string tried;
+  for (fusion::FusionMethod alt : {fusion::FusionMethod::kNoFuse, fusion::FusionMethod::kEfficientS}) {
+    fusion::FusionLimits lim;
+    lim.time_limit_s = ctx.options.search_time_limit_s;
+    auto r = fusion::RunFusion(st.graph, st.model, alt, lim);
+    if (!r.ok()) continue;
+    int64_t alt_isoa = 0;
+    SP_ASSIGN_OR_RETURN(fusion::ResidencyResult alt_res, Choose(ctx, *r, &alt_isoa));
+    tried += std::string("; ") + fusion::FusionMethodName(alt) + "'s groups with kept maps: " +
+             std::to_string(r->dram_bytes - alt_res.saved_bytes);
+    if (r->dram_bytes - alt_res.saved_bytes >= st.result.dram_bytes - res.saved_bytes) continue;
+    st.result = std::move(r).value();
+    st.method = alt;
+    res = std::move(alt_res);
+    isoa_groups = alt_isoa;
+  }
+  if (st.method != fused_method) {
+    SP_ASSIGN_OR_RETURN(std::unique_ptr<Pass> assemble, MakePass("assemble-tiled"));
+    SP_RETURN_IF_ERROR(assemble->Run(ctx));
+  }
   plan::Plan& p = ctx.plan;
   if (p.steps.size() != st.result.groups.size())
     return InternalError("pass 'keep-on-chip': the plan has " + std::to_string(p.steps.size()) + " steps for " +
                          std::to_string(st.result.groups.size()) + " groups");
-  fusion::ResidencyOptions o;
-  o.alignment = ctx.alignment();
-  if (ctx.options.search_time_limit_s > 0) o.time_limit_s = ctx.options.search_time_limit_s;
-  o.eligible = EligibleMaps(g, st.graph);
-  int64_t isoa_groups = 0;
-  o.group_min_bytes = AllChannelBytes(st, &isoa_groups);
-  SP_ASSIGN_OR_RETURN(fusion::ResidencyResult res, fusion::ChooseKeptMaps(st.graph, st.model, st.result, o));
   const std::string& gb = ctx.arena().name;
   // Groups that run more strips below the kept maps: their tiles, working set and workspace.
   for (size_t k = 0; k < p.steps.size(); ++k) {
@@ -134,6 +165,8 @@ Status KeepOnChip(PlanningContext& ctx) {
                     (res.note.empty() ? "" : "; " + res.note) + "), saving " + std::to_string(res.saved_read_bytes) +
                     " DRAM bytes read and " + std::to_string(res.saved_write_bytes) + " written against " +
                     std::string(fusion::FusionMethodName(st.method)) + "'s " + std::to_string(st.result.dram_bytes) +
+                    " (" + fusion::FusionMethodName(fused_method) + "'s groups: " + std::to_string(fused_bytes) + tried +
+                    ")" +
                     (res.retiled_groups ? "; " + std::to_string(res.retiled_groups) +
                                                " groups with resident parameters run more strips (same DRAM bytes)"
                                          : "") +
