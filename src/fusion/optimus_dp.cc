@@ -123,11 +123,19 @@ std::vector<std::vector<int>> Neighbours(const FusionGraph& fg, bool chains_only
   return adj;
 }
 
+// Group evaluations (EvaluateGroup depends only on the graph, the model, the group and the rule):
+// shared by the searchers of one RunFusion call (full DP, canonical DP, linear proxy).
+struct EvalCache {
+  std::unordered_map<GroupKey, GroupEval, GroupKeyHash> opt, prior;
+};
+
 class Searcher {
  public:
-  Searcher(const FusionGraph& fg, const AccelModel& m, FusionMethod method, const FusionLimits& lim)
+  Searcher(const FusionGraph& fg, const AccelModel& m, FusionMethod method, const FusionLimits& lim,
+           std::shared_ptr<EvalCache> cache = nullptr)
       : fg_(fg), m_(m), method_(method), lim_(lim), n_(static_cast<int>(fg.vertices.size())),
-        words_((n_ + 63) / 64), adj_(Neighbours(fg, method == FusionMethod::kFusedLayer)), single_cost_(n_, -1) {
+        words_((n_ + 63) / 64), adj_(Neighbours(fg, method == FusionMethod::kFusedLayer)), single_cost_(n_, -1),
+        cache_(cache ? std::move(cache) : std::make_shared<EvalCache>()) {
     if (method_ == FusionMethod::kNoFuse) lim_.max_group_vertices = 1;
   }
   // The wall-clock deadline (time_limit_s) and the progress display shared by the DP phases.
@@ -152,7 +160,7 @@ class Searcher {
 
   // The evaluation under `rule` (cached).
   const GroupEval& Eval(const GroupKey& k, CostRule rule) {
-    auto& cache = rule == CostRule::kOptimus ? opt_cache_ : prior_cache_;
+    auto& cache = rule == CostRule::kOptimus ? cache_->opt : cache_->prior;
     auto it = cache.find(k);
     if (it != cache.end()) return it->second;
     ++r_.groups_evaluated;
@@ -225,7 +233,7 @@ class Searcher {
     if (has_deadline_ && std::chrono::steady_clock::now() >= deadline_) timed_out_ = true;
     return timed_out_;
   }
-  std::unordered_map<GroupKey, GroupEval, GroupKeyHash> opt_cache_, prior_cache_;
+  std::shared_ptr<EvalCache> cache_;
   struct Entry {
     int64_t cost = kInf;
     std::vector<int> group;
@@ -528,7 +536,8 @@ StatusOr<FusionResult> RunFusion(const FusionGraph& fg, const AccelModel& m, Fus
   Progress progress(std::string("fusion search (") + FusionMethodName(method) + ")", limits.time_limit_s, "B",
                     "states");
   bool timed_out = false;
-  auto s = std::make_unique<Searcher>(fg, m, method, limits);
+  auto cache = std::make_shared<EvalCache>();
+  auto s = std::make_unique<Searcher>(fg, m, method, limits, cache);
   std::vector<int64_t> single;
   SP_RETURN_IF_ERROR(s->CheckSingles(&single));
   const int n = static_cast<int>(fg.vertices.size());
@@ -550,7 +559,7 @@ StatusOr<FusionResult> RunFusion(const FusionGraph& fg, const AccelModel& m, Fus
     FusionLimits full = limits;
     full.max_states = std::min(limits.max_states, limits.full_dp_states);
     const bool too_wide = MoreDownSetsThan(fg, full.max_states);
-    s = std::make_unique<Searcher>(fg, m, method, full);
+    s = std::make_unique<Searcher>(fg, m, method, full, cache);
     if (online_max > 0) s->set_online_max(online_max);
     s->set_clock(deadline, has_deadline, &progress);
     const std::vector<uint64_t> done((n + 63) / 64, 0);
@@ -563,7 +572,7 @@ StatusOr<FusionResult> RunFusion(const FusionGraph& fg, const AccelModel& m, Fus
                                          : std::to_string(s->result().states) + " states";
       FusionLimits canon = limits;
       canon.max_groups_per_state = std::min(limits.max_groups_per_state, limits.canonical_groups_per_state);
-      s = std::make_unique<Searcher>(fg, m, method, canon);
+      s = std::make_unique<Searcher>(fg, m, method, canon, cache);
       if (online_max > 0) s->set_online_max(online_max);
       s->Canonical(std::min(limits.max_states, limits.canonical_states));
       s->set_clock(deadline, has_deadline, &progress);
@@ -571,7 +580,7 @@ StatusOr<FusionResult> RunFusion(const FusionGraph& fg, const AccelModel& m, Fus
       timed_out = timed_out || s->timed_out();
       s->Reconstruct();
       // The linear proxy's DP under the same rules as an incumbent (its groups are canonical too).
-      auto lin = std::make_unique<Searcher>(fg, m, method, limits);
+      auto lin = std::make_unique<Searcher>(fg, m, method, limits, cache);
       if (online_max > 0) lin->set_online_max(online_max);
       lin->EfficientS();
       auto total = [&](Searcher& x) {

@@ -85,7 +85,8 @@ StatusOr<fusion::ResidencyResult> Choose(PlanningContext& ctx, const fusion::Fus
   const OptimusState& st = *ctx.optimus;
   fusion::ResidencyOptions o;
   o.alignment = ctx.alignment();
-  if (ctx.options.search_time_limit_s > 0) o.time_limit_s = ctx.options.search_time_limit_s;
+  // --time-limit: the pass's share split over its three schemes' ILPs and the two searches.
+  if (ctx.options.search_time_limit_s > 0) o.time_limit_s = ctx.options.search_time_limit_s / 5;
   o.eligible = EligibleMaps(ctx.graph, st.graph);
   o.group_min_bytes = AllChannelBytes(st, r, isoa_groups);
   return fusion::ChooseKeptMaps(st.graph, st.model, r, o);
@@ -105,7 +106,7 @@ Status KeepOnChip(PlanningContext& ctx) {
   std::string tried;
   for (fusion::FusionMethod alt : {fusion::FusionMethod::kNoFuse, fusion::FusionMethod::kEfficientS}) {
     fusion::FusionLimits lim;
-    lim.time_limit_s = ctx.options.search_time_limit_s;
+    lim.time_limit_s = ctx.options.search_time_limit_s / 5;
     auto r = fusion::RunFusion(st.graph, st.model, alt, lim);
     if (!r.ok()) continue;
     int64_t alt_isoa = 0;
