@@ -98,3 +98,26 @@ TEST(KeepOnChip, RunsBitExactWithPlannedBytes) {
 
 }  // namespace
 }  // namespace sramplan
+
+namespace sramplan {
+namespace {
+
+// GoogLeNet at 1 MiB (int8, batch 1): nofuse's groups with their kept maps move fewer bytes than
+// optimus's; the plan is re-assembled with them and still runs bit for bit with the planned bytes.
+TEST(KeepOnChip, OtherGroupingReassembledAndRunsExact) {
+  const plan::Plan fused = PlanOf("googlenet", 1024, "optimus");
+  const plan::Plan kept = PlanOf("googlenet", 1024, "optimus-cosma");
+  EXPECT_LT(Dram(kept), Dram(fused));
+  bool nofuse = false;
+  for (const std::string& n : kept.notes) nofuse = nofuse || n.find("against nofuse's") != std::string::npos;
+  EXPECT_TRUE(nofuse);
+  EXPECT_GT(kept.steps.size(), fused.steps.size());
+  const testing::CliRun r = testing::Cli("verify " + testing::SourcePath("models/onnx/googlenet.onnx") + " --target " +
+                                         AccelTarget(1024) + " --strategy optimus-cosma");
+  EXPECT_EQ(r.rc, 0) << r.all();
+  EXPECT_NE(r.all().find("outputs bit-identical"), std::string::npos) << r.all();
+  EXPECT_NE(r.all().find("as planned"), std::string::npos) << r.all();
+}
+
+}  // namespace
+}  // namespace sramplan
