@@ -1,0 +1,85 @@
+// A blocked direct convolution on x86 (issue 16, item 7): float32, batch 1, one thread, whose loop
+// nest is a blocking string from the optimiser (optimizer.h) run on the host's cache hierarchy.
+//
+// Layouts: input [yi][xi][c] (yi = (Y-1) sy + Fh, xi = (X-1) sx + Fw, padding already applied),
+// weights [fh][fw][c][k], output [y][x][k].
+//
+// Execution: the string's loops outside the L1 cut (the largest cut whose input, kernel and output
+// tiles together fit in half of L1d) run in the string's order with its sizes; the tile inside the cut
+// (tx x ty pixels, tk kernels, tc x tfh x tfw window) runs a register-blocked micro-kernel: groups of
+// up to 6 output pixels of the tile x 16 kernels held in 12 ymm accumulators (loaded from the output
+// at the start, stored at the end: the string's C/Fw/Fh loops outside the cut revisit partial sums),
+// one broadcast input value and two 8-wide weight loads per 12 FMAs, over the tile's fh, fw, c. K
+// remainders (tk not a multiple of 16) use zero-padded weights and masked output loads/stores; pixel
+// remainders use a smaller group. The AVX2/FMA kernel (x86_conv_avx2.cc, compiled with -mavx2
+// -mfma) runs when the CPU reports both (__builtin_cpu_supports), a portable scalar kernel with the
+// same loop structure otherwise.
+//
+// Weights are packed once per plan (MakeConvPlan, outside any timed call, like oneDNN's reorder to
+// its blocked layout): for each K tile of the string (tk = the tile's K block), chunks of 16 kernels,
+// each [fh][fw][c][16] with lanes past the tile's kernels zero.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "blocking/hierarchy.h"
+#include "blocking/layer.h"
+#include "blocking/model.h"
+#include "support/status.h"
+
+namespace sramplan::blocking::x86 {
+
+struct HostCaches {
+  int64_t l1d = 32 << 10, l2 = 1 << 20, l3 = 32 << 20;
+  bool from_sysfs = false;  // false: some level unreadable, its default above kept
+};
+// L1d / L2 / L3 sizes of cpu0 from `sysfs_cache_dir` (index*/{level,type,size}); instruction
+// caches are skipped.
+HostCaches ReadHostCaches(const std::string& sysfs_cache_dir = "/sys/devices/system/cpu/cpu0/cache");
+// The caches as shared levels holding all three operands (32-bit words) plus DRAM; access energies
+// from Table 3 at 64-bit width by size (an L3 above 16 MB at 16 MB), DRAM 320 pJ / 16 bit: a
+// relative cost per access for the optimiser, not a CPU energy claim.
+Hierarchy HostHierarchy(const HostCaches& c);
+
+enum class KernelPath { kAuto = 0, kAvx2, kPortable };
+// Whether this CPU runs the AVX2/FMA kernel (and the build has it).
+bool HasAvx2Fma();
+
+struct ConvPlan {
+  Layer layer;
+  BlockingString str;
+  int cut = 0;          // loops [0, cut) form the L1 tile
+  Extents tile{};       // block sizes inside the cut
+  int64_t xi = 0, yi = 0;  // input width and height
+  int64_t k_chunks = 0;    // chunks of 16 kernels per K tile
+  std::vector<float> packed;  // weights, packed (header comment)
+};
+
+// Checks the layer (conv, batch 1), the string (ValidateString) and the weights' size
+// (Fh Fw C K floats, layout above), picks the L1 cut for `l1d_bytes` and packs the weights.
+StatusOr<ConvPlan> MakeConvPlan(const Layer& layer, const BlockingString& str, int64_t l1d_bytes,
+                                const std::vector<float>& weights);
+// out = conv(in, the plan's weights); `in` must hold yi xi C floats and `out` Y X K (errors name
+// the buffer and the size it needs). kAvx2 on a CPU without AVX2/FMA is an error.
+Status RunBlockedConv(const ConvPlan& p, const std::vector<float>& in, std::vector<float>* out,
+                      KernelPath path = KernelPath::kAuto);
+// The same without checks (the timed call; sizes as above).
+void RunBlockedConvUnchecked(const ConvPlan& p, const float* in, float* out, bool avx2);
+
+// One micro-kernel call: `rp` (1..6) output pixels x `kvalid` (1..16) kernels, accumulating over
+// tfh x tfw x tc. in[j]: the pixel's first input value (at fh0, fw0, c0); out[j]: its first output
+// (at the chunk's first kernel); w: the chunk's packed weights at (fh0, fw0, c0).
+struct MicroArgs {
+  const float* in[6];
+  float* out[6];
+  const float* w;
+  int rp, kvalid, tc, tfh, tfw;
+  int64_t in_fh_stride, in_fw_stride;  // floats between window rows / columns of the input
+  int64_t w_fh_stride, w_fw_stride;    // the same in the packed weights
+};
+void MicroKernelPortable(const MicroArgs& a);
+void MicroKernelAvx2(const MicroArgs& a);  // x86_conv_avx2.cc
+
+}  // namespace sramplan::blocking::x86
