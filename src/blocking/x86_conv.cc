@@ -87,7 +87,7 @@ void MicroKernelPortable(const MicroArgs& a) {
         const float* ip = a.in[j] + fh * a.in_fh_stride + fw * a.in_fw_stride;
         const float* wp = a.w + fh * a.w_fh_stride + fw * a.w_fw_stride;
         for (int c = 0; c < a.tc; ++c)
-          for (int k = 0; k < a.kvalid; ++k) acc[k] += ip[c] * wp[c * 16 + k];
+          for (int k = 0; k < a.kvalid; ++k) acc[k] += ip[c] * wp[c * a.w_c_stride + k];
       }
     for (int k = 0; k < a.kvalid; ++k) a.out[j][k] = acc[k];
   }
@@ -128,14 +128,14 @@ StatusOr<ConvPlan> MakeConvPlan(const Layer& layer, const BlockingString& str, i
   p.tile = blocks[p.cut];
   const int64_t tk = p.tile[Idx(Dim::kK)];
   p.k_chunks = (tk + 15) / 16;
-  const int64_t chunk = Fh * Fw * C * 16;
-  p.packed.assign(static_cast<size_t>((K / tk) * p.k_chunks * chunk), 0.f);
+  const int64_t rows = Fh * Fw * C;
+  p.packed.assign(static_cast<size_t>(rows * K), 0.f);
   for (int64_t kt = 0; kt < K / tk; ++kt)
     for (int64_t ch = 0; ch < p.k_chunks; ++ch) {
-      float* dst = p.packed.data() + (kt * p.k_chunks + ch) * chunk;
+      float* dst = p.packed.data() + (kt * tk + ch * 16) * rows;
       const int64_t k0 = kt * tk + ch * 16, kn = std::min<int64_t>(16, tk - ch * 16);
-      for (int64_t r = 0; r < Fh * Fw * C; ++r)
-        for (int64_t k = 0; k < kn; ++k) dst[r * 16 + k] = weights[r * K + k0 + k];
+      for (int64_t r = 0; r < rows; ++r)
+        for (int64_t k = 0; k < kn; ++k) dst[r * kn + k] = weights[r * K + k0 + k];
     }
   return p;
 }
@@ -156,13 +156,15 @@ void RunTile(const ConvPlan& p, const float* in, float* out, const int64_t o[kNu
   a.tfw = static_cast<int>(p.tile[Idx(Dim::kFw)]);
   a.in_fh_stride = p.xi * C;
   a.in_fw_stride = C;
-  a.w_fh_stride = Fw * C * 16;
-  a.w_fw_stride = C * 16;
-  const int64_t chunk = Fh * Fw * C * 16;
+  const int64_t rows = Fh * Fw * C;
   const int64_t npix = tx * ty;
   for (int64_t ch = 0; ch < p.k_chunks; ++ch) {
-    a.w = p.packed.data() + ((k0 / tk) * p.k_chunks + ch) * chunk + ((fh0 * Fw + fw0) * C + c0) * 16;
-    a.kvalid = static_cast<int>(std::min<int64_t>(16, tk - ch * 16));
+    const int64_t kn = std::min<int64_t>(16, tk - ch * 16);
+    a.kvalid = static_cast<int>(kn);
+    a.w_c_stride = kn;
+    a.w_fw_stride = C * kn;
+    a.w_fh_stride = Fw * C * kn;
+    a.w = p.packed.data() + (k0 + ch * 16) * rows + ((fh0 * Fw + fw0) * C + c0) * kn;
     for (int64_t g = 0; g < npix; g += 6) {
       a.rp = static_cast<int>(std::min<int64_t>(6, npix - g));
       for (int j = 0; j < a.rp; ++j) {

@@ -17,7 +17,8 @@
 //
 // Weights are packed once per plan (MakeConvPlan, outside any timed call, like oneDNN's reorder to
 // its blocked layout): for each K tile of the string (tk = the tile's K block), chunks of 16 kernels,
-// each [fh][fw][c][16] with lanes past the tile's kernels zero.
+// each [fh][fw][c][kn] with kn = 16 except the tile's last chunk (kn = the remaining kernels; the
+// kernel reads it with masked loads), so the packed weights are exactly Fh Fw C K floats.
 #pragma once
 
 #include <cstdint>
@@ -54,7 +55,7 @@ struct ConvPlan {
   Extents tile{};       // block sizes inside the cut
   int64_t xi = 0, yi = 0;  // input width and height
   int64_t k_chunks = 0;    // chunks of 16 kernels per K tile
-  std::vector<float> packed;  // weights, packed (header comment)
+  std::vector<float> packed;  // weights, packed (header comment): Fh Fw C K floats
 };
 
 // Checks the layer (conv, batch 1), the string (ValidateString) and the weights' size
@@ -78,6 +79,7 @@ struct MicroArgs {
   int rp, kvalid, tc, tfh, tfw;
   int64_t in_fh_stride, in_fw_stride;  // floats between window rows / columns of the input
   int64_t w_fh_stride, w_fw_stride;    // the same in the packed weights
+  int64_t w_c_stride;                  // floats between input channels in the packed weights (kvalid)
 };
 void MicroKernelPortable(const MicroArgs& a);
 void MicroKernelAvx2(const MicroArgs& a);  // x86_conv_avx2.cc

@@ -14,11 +14,12 @@ __m256i Mask(int n) {
   return _mm256_cmpgt_epi32(_mm256_set1_epi32(n), lanes);
 }
 
-// RP pixels x NV ymm (8 kernels each) accumulators; `full`: all NV*8 lanes valid.
-template <int RP, int NV>
+// RP pixels x NV ymm (8 kernels each) accumulators; FULL: all NV*8 lanes valid (else masked
+// weight loads and output loads/stores).
+template <int RP, int NV, bool FULL>
 void Kernel(const MicroArgs& a) {
   __m256 acc[RP][NV];
-  const bool full = a.kvalid == NV * 8;
+  constexpr bool full = FULL;
   const __m256i m0 = Mask(a.kvalid), m1 = Mask(a.kvalid - 8);
   for (int j = 0; j < RP; ++j) {
     if (full) {
@@ -30,15 +31,16 @@ void Kernel(const MicroArgs& a) {
     }
   }
   const int tc = a.tc;
+  const int64_t wc = a.w_c_stride;
   for (int fh = 0; fh < a.tfh; ++fh)
     for (int fw = 0; fw < a.tfw; ++fw) {
       const int64_t ioff = fh * a.in_fh_stride + fw * a.in_fw_stride;
       const float* ip[RP];
       for (int j = 0; j < RP; ++j) ip[j] = a.in[j] + ioff;
       const float* wp = a.w + fh * a.w_fh_stride + fw * a.w_fw_stride;
-      for (int c = 0; c < tc; ++c, wp += 16) {
-        const __m256 w0 = _mm256_loadu_ps(wp);
-        const __m256 w1 = NV == 2 ? _mm256_loadu_ps(wp + 8) : w0;
+      for (int c = 0; c < tc; ++c, wp += wc) {
+        const __m256 w0 = full ? _mm256_loadu_ps(wp) : _mm256_maskload_ps(wp, m0);
+        const __m256 w1 = NV == 1 ? w0 : full ? _mm256_loadu_ps(wp + 8) : _mm256_maskload_ps(wp + 8, m1);
 #pragma GCC unroll 6
         for (int j = 0; j < RP; ++j) {
           const __m256 b = _mm256_broadcast_ss(ip[j] + c);
@@ -58,25 +60,25 @@ void Kernel(const MicroArgs& a) {
   }
 }
 
-template <int NV>
+template <int NV, bool FULL>
 void ByPixels(const MicroArgs& a) {
   switch (a.rp) {
-    case 1: return Kernel<1, NV>(a);
-    case 2: return Kernel<2, NV>(a);
-    case 3: return Kernel<3, NV>(a);
-    case 4: return Kernel<4, NV>(a);
-    case 5: return Kernel<5, NV>(a);
-    default: return Kernel<6, NV>(a);
+    case 1: return Kernel<1, NV, FULL>(a);
+    case 2: return Kernel<2, NV, FULL>(a);
+    case 3: return Kernel<3, NV, FULL>(a);
+    case 4: return Kernel<4, NV, FULL>(a);
+    case 5: return Kernel<5, NV, FULL>(a);
+    default: return Kernel<6, NV, FULL>(a);
   }
 }
 
 }  // namespace
 
 void MicroKernelAvx2(const MicroArgs& a) {
-  if (a.kvalid > 8)
-    ByPixels<2>(a);
-  else
-    ByPixels<1>(a);
+  if (a.kvalid == 16) return ByPixels<2, true>(a);
+  if (a.kvalid == 8) return ByPixels<1, true>(a);
+  if (a.kvalid > 8) return ByPixels<2, false>(a);
+  return ByPixels<1, false>(a);
 }
 
 }  // namespace sramplan::blocking::x86

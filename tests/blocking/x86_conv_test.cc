@@ -86,6 +86,8 @@ TEST(X86Conv, HandWrittenStringsWithRemaindersAndStrides) {
       {ConvLayer("c", 9, 4, 5, 19, 3, 3, 1, 3, 1), "Fw X:3 K:19 C Y:2 Fh X Y", 2048},
       // Kernel 1x1 (FC-like), K = 33: 16 + 16 + a 1-lane chunk.
       {ConvLayer("d", 3, 1, 17, 33, 1, 1), "C K:33 X", 1 << 20},
+      // K tile 12: one chunk of 12 (8 + 4 masked lanes); X split 4 + 4 around the window loops.
+      {ConvLayer("h", 8, 3, 5, 24, 2, 2), "K:12 Fw C X:4 Fh Y X K", 1 << 20},
   };
   for (const T& t : cases) {
     Case c = MakeCase(t.l, 7);
@@ -105,9 +107,9 @@ TEST(X86Conv, SmallL1PutsTheCutInsideTheString) {
   EXPECT_EQ(big->cut, static_cast<int>(str->size()));
   EXPECT_LT(small->cut, big->cut);
   EXPECT_GT(small->cut, 0);
-  // Packed: K tile 8 -> one chunk of 16 per tile (lanes 8..15 zero), 3 tiles.
+  // Packed: K tile 8 -> one chunk of 8 kernels per tile, no padding: exactly Fh Fw C K floats.
   EXPECT_EQ(small->k_chunks, 1);
-  EXPECT_EQ(small->packed.size(), static_cast<size_t>(3 * 3 * 3 * 8 * 16));
+  EXPECT_EQ(small->packed.size(), static_cast<size_t>(3 * 3 * 8 * 24));
   Case c = MakeCase(l, 3);
   for (KernelPath p : Paths()) EXPECT_LT(MaxErr(c, *str, 512, p), 1e-4);
 }
