@@ -75,21 +75,25 @@ bool HasAvx2Fma() {
 }
 
 #if !defined(SRAMPLAN_HAVE_AVX2_KERNEL)
-void MicroKernelAvx2(const MicroArgs& a) { MicroKernelPortable(a); }
+void TileKernelAvx2(const TileArgs& t) { TileKernelPortable(t); }
 #endif
 
-void MicroKernelPortable(const MicroArgs& a) {
-  for (int j = 0; j < a.rp; ++j) {
+void TileKernelPortable(const TileArgs& t) {
+  const int64_t npix = t.tx * t.ty;
+  int64_t px = 0, py = 0;
+  for (int64_t g = 0; g < npix; ++g) {
+    const float* in = t.in + py * t.in_y + px * t.in_x;
+    float* out = t.out + py * t.out_y + px * t.out_x;
     float acc[16];
-    for (int k = 0; k < a.kvalid; ++k) acc[k] = a.out[j][k];
-    for (int fh = 0; fh < a.tfh; ++fh)
-      for (int fw = 0; fw < a.tfw; ++fw) {
-        const float* ip = a.in[j] + fh * a.in_fh_stride + fw * a.in_fw_stride;
-        const float* wp = a.w + fh * a.w_fh_stride + fw * a.w_fw_stride;
-        for (int c = 0; c < a.tc; ++c)
-          for (int k = 0; k < a.kvalid; ++k) acc[k] += ip[c] * wp[c * a.w_c_stride + k];
-      }
-    for (int k = 0; k < a.kvalid; ++k) a.out[j][k] = acc[k];
+    for (int k = 0; k < t.kvalid; ++k) acc[k] = out[k];
+    for (int fh = 0; fh < t.tfh; ++fh) {
+      const float* ip = in + fh * t.in_fh;
+      const float* wp = t.w + fh * t.w_fh;
+      for (int s = 0; s < t.run; ++s)
+        for (int k = 0; k < t.kvalid; ++k) acc[k] += ip[s] * wp[s * t.kvalid + k];
+    }
+    for (int k = 0; k < t.kvalid; ++k) out[k] = acc[k];
+    if (++px == t.tx) px = 0, ++py;
   }
 }
 
@@ -123,60 +127,60 @@ StatusOr<ConvPlan> MakeConvPlan(const Layer& layer, const BlockingString& str, i
   for (size_t c = 0; c < blocks.size(); ++c) {
     int64_t bytes = 0;
     for (int t = 0; t < kNumOperands; ++t) bytes += layer.Footprint(static_cast<Operand>(t), blocks[c]) * 4;
-    if (bytes <= l1d_bytes / 2) p.cut = static_cast<int>(c);
+    if (bytes <= l1d_bytes) p.cut = static_cast<int>(c);
   }
   p.tile = blocks[p.cut];
   const int64_t tk = p.tile[Idx(Dim::kK)];
   p.k_chunks = (tk + 15) / 16;
-  const int64_t rows = Fh * Fw * C;
+  const int64_t rows = Fh * Fw * C, tc = p.tile[Idx(Dim::kC)];
   p.packed.assign(static_cast<size_t>(rows * K), 0.f);
   for (int64_t kt = 0; kt < K / tk; ++kt)
     for (int64_t ch = 0; ch < p.k_chunks; ++ch) {
-      float* dst = p.packed.data() + (kt * tk + ch * 16) * rows;
       const int64_t k0 = kt * tk + ch * 16, kn = std::min<int64_t>(16, tk - ch * 16);
-      for (int64_t r = 0; r < rows; ++r)
-        for (int64_t k = 0; k < kn; ++k) dst[r * kn + k] = weights[r * K + k0 + k];
+      float* dst = p.packed.data() + k0 * rows;  // [C/tc][fh][fw][tc][kn]
+      for (int64_t cb = 0; cb < C / tc; ++cb)
+        for (int64_t f = 0; f < Fh * Fw; ++f)
+          for (int64_t c = 0; c < tc; ++c)
+            for (int64_t k = 0; k < kn; ++k)
+              dst[((cb * Fh * Fw + f) * tc + c) * kn + k] = weights[(f * C + cb * tc + c) * K + k0 + k];
     }
   return p;
 }
 
 namespace {
 
-// The L1 tile at origin o (by Dim): chunks of 16 kernels outside, groups of 6 pixels inside.
+// The L1 tile at origin o (by Dim), one K chunk after another; `in` and `out` in the plan's blocked
+// layouts (PackInput, UnpackOutput).
 void RunTile(const ConvPlan& p, const float* in, float* out, const int64_t o[kNumDims], bool avx2) {
   const Layer& l = p.layer;
-  const int64_t C = l.extent(Dim::kC), K = l.extent(Dim::kK), X = l.extent(Dim::kX), Fw = l.extent(Dim::kFw),
+  const int64_t C = l.extent(Dim::kC), X = l.extent(Dim::kX), Y = l.extent(Dim::kY), Fw = l.extent(Dim::kFw),
                 Fh = l.extent(Dim::kFh);
-  const int64_t tx = p.tile[Idx(Dim::kX)], ty = p.tile[Idx(Dim::kY)], tk = p.tile[Idx(Dim::kK)];
+  const int64_t tk = p.tile[Idx(Dim::kK)], tc = p.tile[Idx(Dim::kC)];
   const int64_t x0 = o[Idx(Dim::kX)], y0 = o[Idx(Dim::kY)], c0 = o[Idx(Dim::kC)], k0 = o[Idx(Dim::kK)],
                 fw0 = o[Idx(Dim::kFw)], fh0 = o[Idx(Dim::kFh)];
-  MicroArgs a;
-  a.tc = static_cast<int>(p.tile[Idx(Dim::kC)]);
-  a.tfh = static_cast<int>(p.tile[Idx(Dim::kFh)]);
-  a.tfw = static_cast<int>(p.tile[Idx(Dim::kFw)]);
-  a.in_fh_stride = p.xi * C;
-  a.in_fw_stride = C;
+  TileArgs t;
+  t.tx = p.tile[Idx(Dim::kX)];
+  t.ty = p.tile[Idx(Dim::kY)];
+  t.tfh = static_cast<int>(p.tile[Idx(Dim::kFh)]);
+  t.run = static_cast<int>(p.tile[Idx(Dim::kFw)] * tc);
+  t.in_x = l.stride_x * tc;
+  t.in_y = l.stride_y * p.xi * tc;
+  t.in_fh = p.xi * tc;
+  t.out_x = tk;
+  t.out_y = X * tk;
+  // [C/tc][yi][xi][tc] at (y0 sy + fh0, x0 sx + fw0) of C block c0 / tc.
+  t.in = in + (c0 / tc) * p.yi * p.xi * tc + ((y0 * l.stride_y + fh0) * p.xi + x0 * l.stride_x + fw0) * tc;
   const int64_t rows = Fh * Fw * C;
-  const int64_t npix = tx * ty;
   for (int64_t ch = 0; ch < p.k_chunks; ++ch) {
     const int64_t kn = std::min<int64_t>(16, tk - ch * 16);
-    a.kvalid = static_cast<int>(kn);
-    a.w_c_stride = kn;
-    a.w_fw_stride = C * kn;
-    a.w_fh_stride = Fw * C * kn;
-    a.w = p.packed.data() + (k0 + ch * 16) * rows + ((fh0 * Fw + fw0) * C + c0) * kn;
-    for (int64_t g = 0; g < npix; g += 6) {
-      a.rp = static_cast<int>(std::min<int64_t>(6, npix - g));
-      for (int j = 0; j < a.rp; ++j) {
-        const int64_t y = y0 + (g + j) / tx, x = x0 + (g + j) % tx;
-        a.in[j] = in + ((y * l.stride_y + fh0) * p.xi + x * l.stride_x + fw0) * C + c0;
-        a.out[j] = out + (y * X + x) * K + k0 + ch * 16;
-      }
-      if (avx2)
-        MicroKernelAvx2(a);
-      else
-        MicroKernelPortable(a);
-    }
+    t.kvalid = static_cast<int>(kn);
+    t.w_fh = Fw * tc * kn;
+    t.w = p.packed.data() + (k0 + ch * 16) * rows + ((c0 / tc) * Fh * Fw + fh0 * Fw + fw0) * tc * kn;
+    t.out = out + (k0 / tk) * Y * X * tk + (y0 * X + x0) * tk + ch * 16;  // [K/tk][y][x][tk]
+    if (avx2)
+      TileKernelAvx2(t);
+    else
+      TileKernelPortable(t);
   }
 }
 
@@ -203,6 +207,21 @@ void RunBlockedConvUnchecked(const ConvPlan& p, const float* in, float* out, boo
   }
 }
 
+void PackInput(const ConvPlan& p, const float* in, float* blocked) {
+  const int64_t C = p.layer.extent(Dim::kC), tc = p.tile[Idx(Dim::kC)], pix = p.yi * p.xi;
+  for (int64_t cb = 0; cb < C / tc; ++cb)
+    for (int64_t i = 0; i < pix; ++i)
+      for (int64_t c = 0; c < tc; ++c) blocked[(cb * pix + i) * tc + c] = in[i * C + cb * tc + c];
+}
+
+void UnpackOutput(const ConvPlan& p, const float* blocked, float* out) {
+  const int64_t K = p.layer.extent(Dim::kK), tk = p.tile[Idx(Dim::kK)],
+                pix = p.layer.extent(Dim::kX) * p.layer.extent(Dim::kY);
+  for (int64_t kb = 0; kb < K / tk; ++kb)
+    for (int64_t i = 0; i < pix; ++i)
+      for (int64_t k = 0; k < tk; ++k) out[i * K + kb * tk + k] = blocked[(kb * pix + i) * tk + k];
+}
+
 Status RunBlockedConv(const ConvPlan& p, const std::vector<float>& in, std::vector<float>* out, KernelPath path) {
   const Layer& l = p.layer;
   const int64_t need_in = p.yi * p.xi * l.extent(Dim::kC);
@@ -216,7 +235,10 @@ Status RunBlockedConv(const ConvPlan& p, const std::vector<float>& in, std::vect
   if (path == KernelPath::kAvx2 && !avx2)
     return Unsupported("the AVX2/FMA kernel does not run on this CPU (or build); use the portable path");
   if (path == KernelPath::kPortable) avx2 = false;
-  RunBlockedConvUnchecked(p, in.data(), out->data(), avx2);
+  std::vector<float> in_blk(in.size()), out_blk(out->size());
+  PackInput(p, in.data(), in_blk.data());
+  RunBlockedConvUnchecked(p, in_blk.data(), out_blk.data(), avx2);
+  UnpackOutput(p, out_blk.data(), out->data());
   return Status::Ok();
 }
 

@@ -5,7 +5,7 @@
 // weights [fh][fw][c][k], output [y][x][k].
 //
 // Execution: the string's loops outside the L1 cut (the largest cut whose input, kernel and output
-// tiles together fit in half of L1d) run in the string's order with its sizes; the tile inside the cut
+// tiles together fit in L1d, the capacity the optimiser packed them into) run in the string's order with its sizes; the tile inside the cut
 // (tx x ty pixels, tk kernels, tc x tfh x tfw window) runs a register-blocked micro-kernel: groups of
 // up to 6 output pixels of the tile x 16 kernels held in 12 ymm accumulators (loaded from the output
 // at the start, stored at the end: the string's C/Fw/Fh loops outside the cut revisit partial sums),
@@ -15,7 +15,11 @@
 // -mfma) runs when the CPU reports both (__builtin_cpu_supports), a portable scalar kernel with the
 // same loop structure otherwise.
 //
-// Weights are packed once per plan (MakeConvPlan, outside any timed call, like oneDNN's reorder to
+// Blocked layouts, like oneDNN's nChw8c/OIhw8i8o (the tile's operands contiguous, not strided by
+// C or K, which in [y][x][c] would map a tile of a deep layer onto a few L1 sets): the timed call
+// reads the input as [C/tc][yi][xi][tc] and writes the output as [K/tk][y][x][tk] (tc, tk = the
+// tile's C and K blocks); PackInput / UnpackOutput convert (outside the timed call, as the bench
+// excludes oneDNN's reorders). Weights are packed once per plan (MakeConvPlan, outside any timed call, like oneDNN's reorder to
 // its blocked layout): for each K tile of the string (tk = the tile's K block), chunks of 16 kernels,
 // each [fh][fw][c][kn] with kn = 16 except the tile's last chunk (kn = the remaining kernels; the
 // kernel reads it with masked loads), so the packed weights are exactly Fh Fw C K floats.
@@ -66,22 +70,26 @@ StatusOr<ConvPlan> MakeConvPlan(const Layer& layer, const BlockingString& str, i
 // the buffer and the size it needs). kAvx2 on a CPU without AVX2/FMA is an error.
 Status RunBlockedConv(const ConvPlan& p, const std::vector<float>& in, std::vector<float>* out,
                       KernelPath path = KernelPath::kAuto);
-// The same without checks (the timed call; sizes as above).
-void RunBlockedConvUnchecked(const ConvPlan& p, const float* in, float* out, bool avx2);
+// The timed call, without checks: `in` and `out` in the blocked layouts (sizes as above).
+void RunBlockedConvUnchecked(const ConvPlan& p, const float* in_blocked, float* out_blocked, bool avx2);
+// [yi][xi][c] -> [C/tc][yi][xi][tc] and [K/tk][y][x][tk] -> [y][x][k] (same sizes).
+void PackInput(const ConvPlan& p, const float* in, float* in_blocked);
+void UnpackOutput(const ConvPlan& p, const float* out_blocked, float* out);
 
-// One micro-kernel call: `rp` (1..6) output pixels x `kvalid` (1..16) kernels, accumulating over
-// tfh x tfw x tc. in[j]: the pixel's first input value (at fh0, fw0, c0); out[j]: its first output
-// (at the chunk's first kernel); w: the chunk's packed weights at (fh0, fw0, c0).
-struct MicroArgs {
-  const float* in[6];
-  float* out[6];
-  const float* w;
-  int rp, kvalid, tc, tfh, tfw;
-  int64_t in_fh_stride, in_fw_stride;  // floats between window rows / columns of the input
-  int64_t w_fh_stride, w_fw_stride;    // the same in the packed weights
-  int64_t w_c_stride;                  // floats between input channels in the packed weights (kvalid)
+// One K chunk (kvalid = 1..16 kernels) of one L1 tile: the tile's tx x ty output pixels in groups of
+// up to 6 (a smaller last group), each group's partial sums in registers over the window: tfh rows
+// of `run` = tfw x tc contiguous (fw, c) steps (the blocked layouts make them contiguous).
+struct TileArgs {
+  const float* in;   // the tile's first pixel's input at (fh0, fw0, c0) in the blocked input
+  float* out;        // the tile's first pixel's output at the chunk's first kernel (blocked output)
+  const float* w;    // the chunk's packed weights at (fh0, fw0) of the tile's C block
+  int64_t tx = 0, ty = 0;
+  int64_t in_x = 0, in_y = 0;    // floats between the inputs of adjacent output pixels (x, y)
+  int64_t out_x = 0, out_y = 0;  // floats between adjacent output pixels (x, y)
+  int64_t in_fh = 0, w_fh = 0;   // floats between window rows (input, packed weights)
+  int kvalid = 16, tfh = 1, run = 1;
 };
-void MicroKernelPortable(const MicroArgs& a);
-void MicroKernelAvx2(const MicroArgs& a);  // x86_conv_avx2.cc
+void TileKernelPortable(const TileArgs& t);
+void TileKernelAvx2(const TileArgs& t);  // x86_conv_avx2.cc
 
 }  // namespace sramplan::blocking::x86

@@ -15,70 +15,91 @@ __m256i Mask(int n) {
 }
 
 // RP pixels x NV ymm (8 kernels each) accumulators; FULL: all NV*8 lanes valid (else masked
-// weight loads and output loads/stores).
-template <int RP, int NV, bool FULL>
-void Kernel(const MicroArgs& a) {
-  __m256 acc[RP][NV];
-  constexpr bool full = FULL;
-  const __m256i m0 = Mask(a.kvalid), m1 = Mask(a.kvalid - 8);
-  for (int j = 0; j < RP; ++j) {
-    if (full) {
-      acc[j][0] = _mm256_loadu_ps(a.out[j]);
-      if (NV == 2) acc[j][NV - 1] = _mm256_loadu_ps(a.out[j] + 8);
-    } else {
-      acc[j][0] = _mm256_maskload_ps(a.out[j], m0);
-      if (NV == 2) acc[j][NV - 1] = _mm256_maskload_ps(a.out[j] + 8, m1);
-    }
+// weight loads and output loads/stores). The 12 accumulators are named variables (an array of
+// __m256 indexed in loops is kept on the stack by g++ 12, every FMA then spilling its result).
+#define SP_ACC_ROW(J)                         \
+  __m256 a##J##0 = _mm256_setzero_ps();       \
+  __m256 a##J##1 = _mm256_setzero_ps();       \
+  if constexpr (RP > J) {                     \
+    a##J##0 = Load(out[J], m0);               \
+    if constexpr (NV == 2) a##J##1 = Load(out[J] + 8, m1); \
   }
-  const int tc = a.tc;
-  const int64_t wc = a.w_c_stride;
-  for (int fh = 0; fh < a.tfh; ++fh)
-    for (int fw = 0; fw < a.tfw; ++fw) {
-      const int64_t ioff = fh * a.in_fh_stride + fw * a.in_fw_stride;
-      const float* ip[RP];
-      for (int j = 0; j < RP; ++j) ip[j] = a.in[j] + ioff;
-      const float* wp = a.w + fh * a.w_fh_stride + fw * a.w_fw_stride;
-      for (int c = 0; c < tc; ++c, wp += wc) {
-        const __m256 w0 = full ? _mm256_loadu_ps(wp) : _mm256_maskload_ps(wp, m0);
-        const __m256 w1 = NV == 1 ? w0 : full ? _mm256_loadu_ps(wp + 8) : _mm256_maskload_ps(wp + 8, m1);
-#pragma GCC unroll 6
-        for (int j = 0; j < RP; ++j) {
-          const __m256 b = _mm256_broadcast_ss(ip[j] + c);
-          acc[j][0] = _mm256_fmadd_ps(b, w0, acc[j][0]);
-          if (NV == 2) acc[j][NV - 1] = _mm256_fmadd_ps(b, w1, acc[j][NV - 1]);
-        }
-      }
-    }
-  for (int j = 0; j < RP; ++j) {
-    if (full) {
-      _mm256_storeu_ps(a.out[j], acc[j][0]);
-      if (NV == 2) _mm256_storeu_ps(a.out[j] + 8, acc[j][NV - 1]);
-    } else {
-      _mm256_maskstore_ps(a.out[j], m0, acc[j][0]);
-      if (NV == 2) _mm256_maskstore_ps(a.out[j] + 8, m1, acc[j][NV - 1]);
-    }
+#define SP_FMA_ROW(J)                                              \
+  if constexpr (RP > J) {                                          \
+    const __m256 b = _mm256_broadcast_ss(ip##J + off);              \
+    a##J##0 = _mm256_fmadd_ps(b, w0, a##J##0);                      \
+    if constexpr (NV == 2) a##J##1 = _mm256_fmadd_ps(b, w1, a##J##1); \
   }
-}
+#define SP_STORE_ROW(J)                                   \
+  if constexpr (RP > J) {                                 \
+    Store(out[J], m0, a##J##0);                           \
+    if constexpr (NV == 2) Store(out[J] + 8, m1, a##J##1); \
+  }
 
+template <int RP, int NV, bool FULL>
+inline void Kernel(const float* const* in, float* const* out, const float* w, int tfh, int run, int64_t in_fh,
+                   int64_t w_fh, __m256i m0, __m256i m1, int kstep) {
+  auto Load = [](const float* p, __m256i m) { return FULL ? _mm256_loadu_ps(p) : _mm256_maskload_ps(p, m); };
+  auto Store = [](float* p, __m256i m, __m256 v) {
+    if (FULL)
+      _mm256_storeu_ps(p, v);
+    else
+      _mm256_maskstore_ps(p, m, v);
+  };
+  SP_ACC_ROW(0) SP_ACC_ROW(1) SP_ACC_ROW(2) SP_ACC_ROW(3) SP_ACC_ROW(4) SP_ACC_ROW(5)
+  for (int fh = 0; fh < tfh; ++fh) {
+    const float* ip0 = in[0] + fh * in_fh;
+    const float* ip1 = RP > 1 ? in[1] + fh * in_fh : ip0;
+    const float* ip2 = RP > 2 ? in[2] + fh * in_fh : ip0;
+    const float* ip3 = RP > 3 ? in[3] + fh * in_fh : ip0;
+    const float* ip4 = RP > 4 ? in[4] + fh * in_fh : ip0;
+    const float* ip5 = RP > 5 ? in[5] + fh * in_fh : ip0;
+    const float* wp = w + fh * w_fh;
+    for (int off = 0; off < run; ++off, wp += kstep) {
+      const __m256 w0 = Load(wp, m0);
+      const __m256 w1 = NV == 1 ? w0 : Load(wp + 8, m1);
+      SP_FMA_ROW(0) SP_FMA_ROW(1) SP_FMA_ROW(2) SP_FMA_ROW(3) SP_FMA_ROW(4) SP_FMA_ROW(5)
+    }
+  }
+  SP_STORE_ROW(0) SP_STORE_ROW(1) SP_STORE_ROW(2) SP_STORE_ROW(3) SP_STORE_ROW(4) SP_STORE_ROW(5)
+}
+#undef SP_ACC_ROW
+#undef SP_FMA_ROW
+#undef SP_STORE_ROW
+
+// The tile's pixels in groups of 6 (pointers stepped without divisions), a smaller last group.
 template <int NV, bool FULL>
-void ByPixels(const MicroArgs& a) {
-  switch (a.rp) {
-    case 1: return Kernel<1, NV, FULL>(a);
-    case 2: return Kernel<2, NV, FULL>(a);
-    case 3: return Kernel<3, NV, FULL>(a);
-    case 4: return Kernel<4, NV, FULL>(a);
-    case 5: return Kernel<5, NV, FULL>(a);
-    default: return Kernel<6, NV, FULL>(a);
+void Tile(const TileArgs& t) {
+  const __m256i m0 = Mask(t.kvalid), m1 = Mask(t.kvalid - 8);
+  const int64_t npix = t.tx * t.ty;
+  int64_t px = 0, py = 0;
+  const float* in[6];
+  float* out[6];
+  for (int64_t g = 0; g < npix; g += 6) {
+    const int rp = static_cast<int>(npix - g < 6 ? npix - g : 6);
+    for (int j = 0; j < rp; ++j) {
+      in[j] = t.in + py * t.in_y + px * t.in_x;
+      out[j] = t.out + py * t.out_y + px * t.out_x;
+      if (++px == t.tx) px = 0, ++py;
+    }
+    switch (rp) {
+      case 6: Kernel<6, NV, FULL>(in, out, t.w, t.tfh, t.run, t.in_fh, t.w_fh, m0, m1, t.kvalid); break;
+      case 5: Kernel<5, NV, FULL>(in, out, t.w, t.tfh, t.run, t.in_fh, t.w_fh, m0, m1, t.kvalid); break;
+      case 4: Kernel<4, NV, FULL>(in, out, t.w, t.tfh, t.run, t.in_fh, t.w_fh, m0, m1, t.kvalid); break;
+      case 3: Kernel<3, NV, FULL>(in, out, t.w, t.tfh, t.run, t.in_fh, t.w_fh, m0, m1, t.kvalid); break;
+      case 2: Kernel<2, NV, FULL>(in, out, t.w, t.tfh, t.run, t.in_fh, t.w_fh, m0, m1, t.kvalid); break;
+      default: Kernel<1, NV, FULL>(in, out, t.w, t.tfh, t.run, t.in_fh, t.w_fh, m0, m1, t.kvalid); break;
+    }
   }
 }
 
 }  // namespace
 
-void MicroKernelAvx2(const MicroArgs& a) {
-  if (a.kvalid == 16) return ByPixels<2, true>(a);
-  if (a.kvalid == 8) return ByPixels<1, true>(a);
-  if (a.kvalid > 8) return ByPixels<2, false>(a);
-  return ByPixels<1, false>(a);
+void TileKernelAvx2(const TileArgs& t) {
+  if (t.kvalid == 16) return Tile<2, true>(t);
+  if (t.kvalid == 8) return Tile<1, true>(t);
+  if (t.kvalid > 8) return Tile<2, false>(t);
+  return Tile<1, false>(t);
 }
 
 }  // namespace sramplan::blocking::x86
