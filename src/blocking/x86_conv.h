@@ -5,15 +5,16 @@
 // weights [fh][fw][c][k], output [y][x][k].
 //
 // Execution: the string's loops outside the L1 cut (the largest cut whose input, kernel and output
-// tiles together fit in L1d, the capacity the optimiser packed them into) run in the string's order with its sizes; the tile inside the cut
-// (tx x ty pixels, tk kernels, tc x tfh x tfw window) runs a register-blocked micro-kernel: groups of
-// up to 6 output pixels of the tile x 16 kernels held in 12 ymm accumulators (loaded from the output
-// at the start, stored at the end: the string's C/Fw/Fh loops outside the cut revisit partial sums),
-// one broadcast input value and two 8-wide weight loads per 12 FMAs, over the tile's fh, fw, c. K
-// remainders (tk not a multiple of 16) use zero-padded weights and masked output loads/stores; pixel
-// remainders use a smaller group. The AVX2/FMA kernel (x86_conv_avx2.cc, compiled with -mavx2
-// -mfma) runs when the CPU reports both (__builtin_cpu_supports), a portable scalar kernel with the
-// same loop structure otherwise.
+// tiles together fit in L1d, the capacity the optimiser packed them into) run in the string's order
+// with its sizes; the tile inside the cut (tx x ty pixels, tk kernels, tc x tfh x tfw window) runs a
+// register-blocked micro-kernel: for each chunk of up to 16 of the tile's kernels, groups of output
+// pixels held in 12 ymm accumulators (6 pixels x 16 kernels, or 12 pixels x 8 kernels for a chunk of
+// <= 8), loaded from the output at the start and stored at the end (the string's C/Fw/Fh loops
+// outside the cut revisit partial sums), one broadcast input value per pixel and one or two 8-wide
+// weight loads per step, over the tile's fh rows of contiguous (fw, c) steps. K remainders (tk not a
+// multiple of 8 or 16) use masked weight loads and masked output loads/stores; pixel remainders a
+// smaller group. The AVX2/FMA kernel (x86_conv_avx2.cc, compiled with -mavx2 -mfma) runs when the
+// CPU reports both (__builtin_cpu_supports), a portable scalar kernel with the same loops otherwise.
 //
 // Blocked layouts, like oneDNN's nChw8c/OIhw8i8o (the tile's operands contiguous, not strided by
 // C or K, which in [y][x][c] would map a tile of a deep layer onto a few L1 sets): the timed call
@@ -77,7 +78,7 @@ void PackInput(const ConvPlan& p, const float* in, float* in_blocked);
 void UnpackOutput(const ConvPlan& p, const float* out_blocked, float* out);
 
 // One K chunk (kvalid = 1..16 kernels) of one L1 tile: the tile's tx x ty output pixels in groups of
-// up to 6 (a smaller last group), each group's partial sums in registers over the window: tfh rows
+// up to 6 (kvalid > 8) or 12 (kvalid <= 8; a smaller last group), each group's partial sums in registers over the window: tfh rows
 // of `run` = tfw x tc contiguous (fw, c) steps (the blocked layouts make them contiguous).
 struct TileArgs {
   const float* in;   // the tile's first pixel's input at (fh0, fw0, c0) in the blocked input

@@ -47,6 +47,7 @@ inline void Kernel(const float* const* in, float* const* out, const float* w, in
       _mm256_maskstore_ps(p, m, v);
   };
   SP_ACC_ROW(0) SP_ACC_ROW(1) SP_ACC_ROW(2) SP_ACC_ROW(3) SP_ACC_ROW(4) SP_ACC_ROW(5)
+  SP_ACC_ROW(6) SP_ACC_ROW(7) SP_ACC_ROW(8) SP_ACC_ROW(9) SP_ACC_ROW(10) SP_ACC_ROW(11)
   for (int fh = 0; fh < tfh; ++fh) {
     const float* ip0 = in[0] + fh * in_fh;
     const float* ip1 = RP > 1 ? in[1] + fh * in_fh : ip0;
@@ -54,42 +55,54 @@ inline void Kernel(const float* const* in, float* const* out, const float* w, in
     const float* ip3 = RP > 3 ? in[3] + fh * in_fh : ip0;
     const float* ip4 = RP > 4 ? in[4] + fh * in_fh : ip0;
     const float* ip5 = RP > 5 ? in[5] + fh * in_fh : ip0;
+    const float* ip6 = RP > 6 ? in[6] + fh * in_fh : ip0;
+    const float* ip7 = RP > 7 ? in[7] + fh * in_fh : ip0;
+    const float* ip8 = RP > 8 ? in[8] + fh * in_fh : ip0;
+    const float* ip9 = RP > 9 ? in[9] + fh * in_fh : ip0;
+    const float* ip10 = RP > 10 ? in[10] + fh * in_fh : ip0;
+    const float* ip11 = RP > 11 ? in[11] + fh * in_fh : ip0;
     const float* wp = w + fh * w_fh;
     for (int off = 0; off < run; ++off, wp += kstep) {
       const __m256 w0 = Load(wp, m0);
       const __m256 w1 = NV == 1 ? w0 : Load(wp + 8, m1);
       SP_FMA_ROW(0) SP_FMA_ROW(1) SP_FMA_ROW(2) SP_FMA_ROW(3) SP_FMA_ROW(4) SP_FMA_ROW(5)
+      SP_FMA_ROW(6) SP_FMA_ROW(7) SP_FMA_ROW(8) SP_FMA_ROW(9) SP_FMA_ROW(10) SP_FMA_ROW(11)
     }
   }
   SP_STORE_ROW(0) SP_STORE_ROW(1) SP_STORE_ROW(2) SP_STORE_ROW(3) SP_STORE_ROW(4) SP_STORE_ROW(5)
+  SP_STORE_ROW(6) SP_STORE_ROW(7) SP_STORE_ROW(8) SP_STORE_ROW(9) SP_STORE_ROW(10) SP_STORE_ROW(11)
 }
 #undef SP_ACC_ROW
 #undef SP_FMA_ROW
 #undef SP_STORE_ROW
 
-// The tile's pixels in groups of 6 (pointers stepped without divisions), a smaller last group.
+// Dispatches a group of rp (1..RP) pixels to the kernel with that many accumulator rows.
+template <int RP, int NV, bool FULL>
+inline void Group(int rp, const float* const* in, float* const* out, const TileArgs& t, __m256i m0, __m256i m1) {
+  if constexpr (RP >= 1) {
+    if (rp == RP) return Kernel<RP, NV, FULL>(in, out, t.w, t.tfh, t.run, t.in_fh, t.w_fh, m0, m1, t.kvalid);
+    if constexpr (RP > 1) Group<RP - 1, NV, FULL>(rp, in, out, t, m0, m1);
+  }
+}
+
+// The tile's pixels in groups of 12 / NV (12 accumulators: 6 pixels x 16 kernels or 12 pixels x 8),
+// pointers stepped without divisions, a smaller last group.
 template <int NV, bool FULL>
 void Tile(const TileArgs& t) {
+  constexpr int kGroup = 12 / NV;
   const __m256i m0 = Mask(t.kvalid), m1 = Mask(t.kvalid - 8);
   const int64_t npix = t.tx * t.ty;
   int64_t px = 0, py = 0;
-  const float* in[6];
-  float* out[6];
-  for (int64_t g = 0; g < npix; g += 6) {
-    const int rp = static_cast<int>(npix - g < 6 ? npix - g : 6);
+  const float* in[kGroup];
+  float* out[kGroup];
+  for (int64_t g = 0; g < npix; g += kGroup) {
+    const int rp = static_cast<int>(npix - g < kGroup ? npix - g : kGroup);
     for (int j = 0; j < rp; ++j) {
       in[j] = t.in + py * t.in_y + px * t.in_x;
       out[j] = t.out + py * t.out_y + px * t.out_x;
       if (++px == t.tx) px = 0, ++py;
     }
-    switch (rp) {
-      case 6: Kernel<6, NV, FULL>(in, out, t.w, t.tfh, t.run, t.in_fh, t.w_fh, m0, m1, t.kvalid); break;
-      case 5: Kernel<5, NV, FULL>(in, out, t.w, t.tfh, t.run, t.in_fh, t.w_fh, m0, m1, t.kvalid); break;
-      case 4: Kernel<4, NV, FULL>(in, out, t.w, t.tfh, t.run, t.in_fh, t.w_fh, m0, m1, t.kvalid); break;
-      case 3: Kernel<3, NV, FULL>(in, out, t.w, t.tfh, t.run, t.in_fh, t.w_fh, m0, m1, t.kvalid); break;
-      case 2: Kernel<2, NV, FULL>(in, out, t.w, t.tfh, t.run, t.in_fh, t.w_fh, m0, m1, t.kvalid); break;
-      default: Kernel<1, NV, FULL>(in, out, t.w, t.tfh, t.run, t.in_fh, t.w_fh, m0, m1, t.kvalid); break;
-    }
+    Group<kGroup, NV, FULL>(rp, in, out, t, m0, m1);
   }
 }
 
