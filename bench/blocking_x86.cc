@@ -5,17 +5,19 @@
 // simulation finishes, see kLayers). float32, one thread and AVX2 (no AVX-512) for every implementation.
 //
 // Modes:
-//   bench_blocking_x86 [--out DIR] [--reps N] [--no-valgrind]
-//       native runs (wall time best of N, max |error| against a double-accumulated reference), then,
-//       unless --no-valgrind or valgrind is missing, re-runs itself under valgrind's cache simulator
-//       for each (layer, impl) twice (LL = the host L2, then LL = the host L3) and writes
-//       DIR/blocking_x86.{json,md}.
-//   bench_blocking_x86 --one LAYER IMPL   one run of one implementation (what valgrind runs).
+//   bench_blocking_x86 [--out DIR] [--reps N] [--no-valgrind] [--layers Conv1,Conv3]
+//       native runs (wall time: N interleaved repetitions, best and median; max |error| against a
+//       double-accumulated reference), then, unless --no-valgrind or valgrind is missing, re-runs
+//       itself under valgrind's cache simulator for each (layer, impl) twice (LL = the host L2, then
+//       LL = the host L3), caches cold at the measured call, and writes DIR/blocking_x86.{json,md}.
+//   bench_blocking_x86 --one LAYER IMPL STRING EVICT_BYTES   one cold run (what valgrind runs).
 //
-// The blocked kernel: the string's loops outside the L1 cut (the largest cut whose three tiles fit
-// in half of L1d) run in the string's order with its sizes; the tile inside runs a fixed micro-kernel
-// (output rows, columns, window, input channels, kernels innermost and vectorised by the compiler).
-// Layouts: input [y][x][c], weights [fh][fw][c][k], output [y][x][k] (batch 1, stride 1, no padding).
+// The blocked kernel is src/blocking/x86_conv.h: the string's loops outside the L1 cut in the
+// string's order and sizes, a register-blocked AVX2/FMA micro-kernel (6 pixels x 16 kernels in 12
+// ymm accumulators) inside. Layouts: input [y][x][c], weights [fh][fw][c][k] (packed once per plan,
+// outside the measured call), output [y][x][k] (batch 1, stride 1, no padding); the blocked kernel
+// reads/writes the tile-blocked layouts of x86_conv.h, converted outside the measured call like
+// oneDNN's reorders.
 #include <cblas.h>
 
 #include <algorithm>
@@ -40,8 +42,10 @@
 #include "blocking/hierarchy.h"
 #include "blocking/model.h"
 #include "blocking/optimizer.h"
+#include "blocking/x86_conv.h"
 
 namespace bl = sramplan::blocking;
+namespace x86 = sramplan::blocking::x86;
 using nlohmann::ordered_json;
 
 namespace {
@@ -80,146 +84,43 @@ Data MakeData(const Shape& s) {
   return d;
 }
 
-// --- the host hierarchy and the optimiser's string ---
-int64_t ReadCache(int index, std::string* type, int* level) {
-  std::string base = "/sys/devices/system/cpu/cpu0/cache/index" + std::to_string(index) + "/";
-  std::ifstream fs(base + "size"), ft(base + "type"), fl(base + "level");
-  std::string size;
-  if (!(fs >> size) || !(ft >> *type) || !(fl >> *level)) return -1;
-  int64_t v = std::atoll(size.c_str());
-  if (size.back() == 'K') v <<= 10;
-  if (size.back() == 'M') v <<= 20;
-  return v;
-}
-
-struct HostCaches {
-  int64_t l1 = 32 << 10, l2 = 1 << 20, l3 = 32 << 20;
-  bool from_sysfs = false;
-};
-
-HostCaches ReadHostCaches() {
-  HostCaches c;
-  for (int i = 0; i < 8; ++i) {
-    std::string type;
-    int level = 0;
-    int64_t size = ReadCache(i, &type, &level);
-    if (size < 0) break;
-    if (type == "Instruction") continue;
-    c.from_sysfs = true;
-    if (level == 1) c.l1 = size;
-    if (level == 2) c.l2 = size;
-    if (level == 3) c.l3 = size;
-  }
-  return c;
-}
-
-// Caches as shared levels holding all three operands (32-bit words); access energies from Table 3 at
-// 64-bit width by size (the L3 at min(size, 16 MB)), DRAM 320 pJ / 16 bit: a relative cost per
-// access for the optimiser, not a CPU energy claim.
-bl::Hierarchy HostHierarchy(const HostCaches& c) {
-  bl::Hierarchy h;
-  h.name = "host";
-  h.word_bits = 32;
-  h.mac_pj = 1;
-  auto add = [&](const char* name, int64_t bytes) {
-    bl::Level l;
-    l.name = name;
-    l.capacity_bytes = bytes;
-    double pj = *bl::Table3PjPer16b(std::min<int64_t>(bytes, 16 << 20), 64) * 2;
-    l.read_pj = l.write_pj = pj;
-    h.levels.push_back(l);
-  };
-  add("L1d", c.l1);
-  add("L2", c.l2);
-  add("L3", c.l3);
-  bl::Level dram;
-  dram.name = "dram";
-  dram.capacity_bytes = int64_t{1} << 40;
-  dram.off_chip = true;
-  dram.read_pj = dram.write_pj = bl::kDramPjPer16b * 2;
-  h.levels.push_back(dram);
-  return h;
-}
-
 bl::Layer ToLayer(const Shape& s) { return bl::ConvLayer(s.name, s.x, s.y, s.c, s.k, s.fw, s.fh); }
 
 struct Plan {
-  bl::BlockingString str;
-  int cut = 0;       // loops [0, cut) form the tile
-  bl::Extents tile;  // block sizes inside the cut
+  x86::ConvPlan conv;  // the string, the L1 cut and the packed weights (packing not timed)
+  std::vector<float> in_blk;           // the input in the plan's blocked layout (packing not timed)
+  mutable std::vector<float> out_blk;  // the output in the blocked layout (unpacked after the call)
   double energy_pj = 0;
+  bool avx2 = false;
 };
 
-Plan PlanFromString(const bl::Layer& l, const bl::Hierarchy& h, const bl::BlockingString& str);
+Plan PlanFromString(const Data& d, const x86::HostCaches& c, const bl::BlockingString& str) {
+  auto p = x86::MakeConvPlan(ToLayer(d.s), str, c.l1d, d.w);
+  if (!p.ok()) {
+    std::cerr << p.status().message() << "\n";
+    std::exit(1);
+  }
+  Plan plan{std::move(*p), std::vector<float>(d.in.size()), std::vector<float>(d.out.size()), 0, x86::HasAvx2Fma()};
+  x86::PackInput(plan.conv, d.in.data(), plan.in_blk.data());
+  return plan;
+}
 
-Plan MakePlan(const Shape& s, const bl::Hierarchy& h) {
-  bl::Layer l = ToLayer(s);
+Plan MakePlan(const Data& d, const x86::HostCaches& c, const bl::Hierarchy& h) {
   bl::SearchOptions opt;
   opt.threads = 1;
   opt.time_limit_s = 5;
-  auto r = bl::HeuristicSearch(l, h, opt);
+  auto r = bl::HeuristicSearch(ToLayer(d.s), h, opt);
   if (!r.ok()) {
     std::cerr << r.status().message() << "\n";
     std::exit(1);
   }
-  Plan p = PlanFromString(l, h, r->best);
+  Plan p = PlanFromString(d, c, r->best);
   p.energy_pj = r->eval.total_pj;
   return p;
 }
 
-Plan PlanFromString(const bl::Layer& l, const bl::Hierarchy& h, const bl::BlockingString& str) {
-  Plan p;
-  p.str = str;
-  std::vector<bl::Extents> blocks = bl::CutBlocks(p.str);
-  for (size_t c = 0; c < blocks.size(); ++c) {
-    int64_t bytes = 0;
-    for (int t = 0; t < bl::kNumOperands; ++t) bytes += l.Footprint(static_cast<bl::Operand>(t), blocks[c]) * 4;
-    if (bytes <= h.levels[0].capacity_bytes / 2) p.cut = static_cast<int>(c);
-  }
-  p.tile = blocks[p.cut];
-  return p;
-}
-
 // --- the three implementations ---
-int E(const bl::Extents& e, bl::Dim d) { return static_cast<int>(e[static_cast<int>(d)]); }
-
-void Tile(const Data& d, float* out, const int o[7], const bl::Extents& t) {
-  const Shape& s = d.s;
-  using D = bl::Dim;
-  const int y0 = o[1], x0 = o[0], c0 = o[2], k0 = o[3], fw0 = o[4], fh0 = o[5];
-  const int ty = E(t, D::kY), tx = E(t, D::kX), tc = E(t, D::kC), tk = E(t, D::kK), tfw = E(t, D::kFw), tfh = E(t, D::kFh);
-  for (int y = y0; y < y0 + ty; ++y)
-    for (int x = x0; x < x0 + tx; ++x) {
-      float* __restrict acc = out + (static_cast<size_t>(y) * s.x + x) * s.k + k0;
-      for (int fh = fh0; fh < fh0 + tfh; ++fh)
-        for (int fw = fw0; fw < fw0 + tfw; ++fw) {
-          const float* irow = d.in.data() + (static_cast<size_t>(y + fh) * d.xi + (x + fw)) * s.c;
-          const float* wrow = d.w.data() + (static_cast<size_t>(fh) * s.fw + fw) * s.c * s.k + k0;
-          for (int c = c0; c < c0 + tc; ++c) {
-            const float a = irow[c];
-            const float* __restrict wk = wrow + static_cast<size_t>(c) * s.k;
-            for (int k = 0; k < tk; ++k) acc[k] += a * wk[k];
-          }
-        }
-    }
-}
-
-void RunBlocked(Data& d, const Plan& p) {
-  std::fill(d.out.begin(), d.out.end(), 0.f);
-  const int n = static_cast<int>(p.str.size());
-  std::vector<bl::Extents> blocks = bl::CutBlocks(p.str);
-  std::vector<int64_t> trips = bl::Trips(p.str);
-  std::vector<int64_t> idx(n, 0);
-  int o[7];
-  while (true) {
-    std::fill(o, o + 7, 0);
-    for (int i = p.cut; i < n; ++i) o[static_cast<int>(p.str[i].dim)] += static_cast<int>(idx[i] * blocks[i][static_cast<int>(p.str[i].dim)]);
-    Tile(d, d.out.data(), o, p.tile);
-    int i = p.cut;
-    while (i < n && ++idx[i] == trips[i]) idx[i++] = 0;
-    if (i == n) break;
-  }
-}
+void RunBlocked(const Plan& p) { x86::RunBlockedConvUnchecked(p.conv, p.in_blk.data(), p.out_blk.data(), p.avx2); }
 
 void RunOpenblas(Data& d, std::vector<float>* col) {
   const Shape& s = d.s;
@@ -289,9 +190,40 @@ std::vector<double> Reference(const Data& d) {
 }
 
 void Dispatch(int impl, void* d, const void* p, void* col, void* dn) {
-  if (impl == 0) RunBlocked(*static_cast<Data*>(d), *static_cast<const Plan*>(p));
+  if (impl == 0) RunBlocked(*static_cast<const Plan*>(p));
   else if (impl == 1) static_cast<Onednn*>(dn)->Run();
   else RunOpenblas(*static_cast<Data*>(d), static_cast<std::vector<float>*>(col));
+}
+
+void WriteHeader(std::ostream& md, const x86::HostCaches& caches, int reps, bool valgrind, const std::string& load0,
+                 const std::string& load1) {
+  md << "# Blocked direct convolution vs oneDNN vs im2col + OpenBLAS (issue 16)\n\n"
+     << "Machine: " << sramplan::bench::Machine() << "; load average " << load0 << " before, " << load1
+     << " after (other processes share the 2 cores). Caches "
+     << (caches.from_sysfs ? "from /sys/devices/system/cpu/cpu0/cache" : "(sysfs unreadable: defaults)") << ": L1d "
+     << caches.l1d / 1024 << " KiB, L2 " << caches.l2 / 1024 << " KiB, L3 " << caches.l3 / 1024
+     << " KiB. float32, batch 1, one thread each, AVX2 kernels everywhere (blocked: the register-blocked AVX2/FMA "
+     << "micro-kernel of src/blocking/x86_conv_avx2.cc; ONEDNN_MAX_CPU_ISA=AVX2, OPENBLAS_CORETYPE=Haswell, since "
+     << "valgrind cannot run AVX-512) (OpenBLAS " << OPENBLAS_VERSION << ", oneDNN " << dnnl::version()->major << "."
+     << dnnl::version()->minor << "." << dnnl::version()->patch << ").\n\n"
+     << "Wall time: " << reps << " interleaved repetitions (each repetition runs the three in a rotating order, "
+     << "after one warm-up run each), warm caches; **wall ms** = best, **median ms** = median, **x oneDNN** = best / "
+     << "oneDNN's best. Measured call: blocked = the whole blocked loop nest (its weight packing, done once per "
+     << "plan, and the input/output conversions to/from its tile-blocked layouts excluded); onednn = the convolution primitive (its src/weights reorders to its chosen layout "
+     << "excluded); openblas = im2col + sgemm. max_abs_err against a double-accumulated direct convolution.\n\n"
+     << "Misses: valgrind " << (valgrind ? "3.19 callgrind --cache-sim=yes (cachegrind's two-level simulator), "
+                                           "counted only inside the measured call; "
+                                         : "not run; ")
+     << "it simulates I1/D1 and one last level (LL), so each case runs twice with D1 = the host L1d (8-way): "
+     << "**l2_misses** = LL misses (instr. + data reads + data writes) with LL = the host L2 (" << caches.l2 / 1024
+     << " KiB, 8-way); **l3_misses** = LL misses with LL = the host L3 (" << caches.l3 / 1024
+     << " KiB, 16-way) directly behind D1 (no L2 in between, inclusive, LRU). **Cold start**: just before the "
+     << "measured call the process writes and reads a buffer of twice the simulated LL, so every operand (and "
+     << "oneDNN's reordered copies, the packed weights, OpenBLAS's im2col buffer) starts in memory, as after other "
+     << "layers ran; the misses are then compulsory (operand sizes) plus capacity/conflict refetches. Not hardware "
+     << "counters.\n\n"
+     << "| layer | shape (X Y C K Fw Fh) | impl | wall ms | median ms | x oneDNN | GMAC/s | l2_misses | l3_misses | D1 misses | max_abs_err |\n"
+     << "|---|---|---|---|---|---|---|---|---|---|---|\n";
 }
 
 }  // namespace
@@ -307,30 +239,47 @@ namespace {
 
 const char* kImpl[] = {"blocked", "onednn", "openblas"};
 
-// One timed or simulated run; returns the wall time in ms of the best of `reps`.
-double RunOne(Data& d, int impl, const Plan& p, int reps) {
+// Everything one layer's three implementations need, built before any measured call: the data, the
+// blocked plan (packed weights), oneDNN's primitive with its reordered src/weights, OpenBLAS's
+// im2col buffer (allocated by its first run).
+struct Runner {
+  Data d;
+  Plan p;
   std::vector<float> col;
   std::unique_ptr<Onednn> dn;
-  if (impl == 1) dn = std::make_unique<Onednn>(d);
-  double best = 1e30;
-  for (int r = 0; r < reps; ++r) {
+  Runner(Data data, Plan plan) : d(std::move(data)), p(std::move(plan)) { dn = std::make_unique<Onednn>(d); }
+  double Time(int impl) {
     auto t0 = std::chrono::steady_clock::now();
     sp_x86_measured(impl, &d, &p, &col, dn.get());
-    best = std::min(best, std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   }
-  if (dn) dn->Fetch();
-  return best;
+  // One more run of `impl`, its output in d.out.
+  void Output(int impl) {
+    std::fill(d.out.begin(), d.out.end(), 0.f);
+    Time(impl);
+    if (impl == 0) x86::UnpackOutput(p.conv, p.out_blk.data(), d.out.data());
+    if (impl == 1) dn->Fetch();
+  }
+};
+
+// Evicts every cache level: writes then reads a buffer of `bytes` (twice the LL), so the measured
+// call starts cold (its operands come from memory, as after other layers ran).
+void EvictCaches(int64_t bytes) {
+  std::vector<char> junk(static_cast<size_t>(bytes), 1);
+  volatile char sink = 0;
+  for (size_t i = 0; i < junk.size(); i += 64) sink = sink + junk[i];
 }
 
 // LL misses (instruction + data reads + data writes) inside sp_x86_measured, from callgrind's
-// cache simulation with D1 = the host L1d and LL = `ll` (bytes, `ways`).
-int64_t Simulate(const std::string& self, const Shape& s, int impl, const std::string& str, const HostCaches& c,
+// cache simulation with D1 = the host L1d and LL = `ll` (bytes, `ways`), caches cold at the call.
+int64_t Simulate(const std::string& self, const Shape& s, int impl, const std::string& str, const x86::HostCaches& c,
                  int64_t ll, int ways, int64_t* d1_misses) {
   std::string out = "/tmp/sp_x86_cg." + std::to_string(getpid());
   std::string cmd = "valgrind --tool=callgrind --cache-sim=yes "
-                    "--toggle-collect=sp_x86_measured --I1=32768,8,64 --D1=" + std::to_string(c.l1) + ",8,64 --LL=" +
+                    "--toggle-collect=sp_x86_measured --I1=32768,8,64 --D1=" + std::to_string(c.l1d) + ",8,64 --LL=" +
                     std::to_string(ll) + "," + std::to_string(ways) + ",64 --callgrind-out-file=" + out + " " + self +
-                    " --one " + s.name + " " + kImpl[impl] + " '" + str + "' > " + out + ".log 2>&1";
+                    " --one " + s.name + " " + kImpl[impl] + " '" + str + "' " + std::to_string(2 * ll) + " > " + out +
+                    ".log 2>&1";
   if (std::system(cmd.c_str()) != 0) {
     std::cerr << "valgrind failed: " << cmd << "\n";
     return -1;
@@ -361,13 +310,36 @@ int64_t Simulate(const std::string& self, const Shape& s, int impl, const std::s
   return ll_miss;
 }
 
+// --one LAYER IMPL STRING EVICT_BYTES: one cold run of one implementation (what valgrind runs).
+int RunOneUnderSimulator(char** argv, const x86::HostCaches& caches) {
+  for (const Shape& s : kLayers)
+    if (s.name == std::string(argv[2]))
+      for (int i = 0; i < 3; ++i)
+        if (kImpl[i] == std::string(argv[3])) {
+          Data d = MakeData(s);
+          auto str = bl::ParseBlockingString(argv[4], ToLayer(s));
+          if (!str.ok()) {
+            std::cerr << str.status().message() << "\n";
+            return 1;
+          }
+          Plan p = PlanFromString(d, caches, *str);  // the parent's string (no search under the simulator)
+          Runner r(std::move(d), std::move(p));
+          if (i == 2) r.Time(2);  // OpenBLAS: its im2col buffer allocated, as in the timed runs
+          EvictCaches(std::atoll(argv[5]));
+          r.Time(i);
+          return 0;
+        }
+  std::cerr << "--one LAYER IMPL STRING EVICT_BYTES: unknown layer or impl\n";
+  return 1;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   openblas_set_num_threads(1);
   setenv("OMP_NUM_THREADS", "1", 0);
-  HostCaches caches = ReadHostCaches();
-  bl::Hierarchy h = HostHierarchy(caches);
+  x86::HostCaches caches = x86::ReadHostCaches();
+  bl::Hierarchy h = x86::HostHierarchy(caches);
   // oneDNN's OpenMP and OpenBLAS read these when loaded: re-exec with one thread and AVX2 kernels
   // everywhere (valgrind 3.19 cannot run AVX-512, and its virtual CPU hides it, so native and
   // simulated runs must use the same ISA).
@@ -378,35 +350,15 @@ int main(int argc, char** argv) {
     setenv("OPENBLAS_CORETYPE", "Haswell", 1);
     execv("/proc/self/exe", argv);
   }
-  if (argc == 5 && std::string(argv[1]) == "--one") {
-    for (const Shape& s : kLayers)
-      if (s.name == std::string(argv[2]))
-        for (int i = 0; i < 3; ++i)
-          if (kImpl[i] == std::string(argv[3])) {
-            Data d = MakeData(s);
-            Plan p;  // the parent's string (no search under the simulator)
-            if (i == 0) {
-              auto str = bl::ParseBlockingString(argv[4], ToLayer(s));
-              if (!str.ok()) {
-                std::cerr << str.status().message() << "\n";
-                return 1;
-              }
-              p = PlanFromString(ToLayer(s), h, *str);
-            }
-            RunOne(d, i, p, 1);
-            return 0;
-          }
-    std::cerr << "--one LAYER IMPL STRING: unknown layer or impl\n";
-    return 1;
-  }
+  if (argc == 6 && std::string(argv[1]) == "--one") return RunOneUnderSimulator(argv, caches);
   std::string out_dir = std::string(SRAMPLAN_SOURCE_DIR) + "/bench/results";
-  int reps = 3;
+  int reps = 9;
   std::string only;
   bool valgrind = std::system("valgrind --version > /dev/null 2>&1") == 0;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     if (a == "--out" && i + 1 < argc) out_dir = argv[++i];
-    else if (a == "--reps" && i + 1 < argc) reps = std::atoi(argv[++i]);
+    else if (a == "--reps" && i + 1 < argc) reps = std::max(1, std::atoi(argv[++i]));
     else if (a == "--no-valgrind") valgrind = false;
     else if (a == "--layers" && i + 1 < argc) only = std::string(",") + argv[++i] + ",";
     else {
@@ -418,68 +370,72 @@ int main(int argc, char** argv) {
   char buf[4096];
   ssize_t n = readlink("/proc/self/exe", buf, sizeof buf - 1);
   if (n > 0) self.assign(buf, n);
+  const std::string load_before = sramplan::bench::LoadAverage();
   ordered_json records = ordered_json::array();
-  std::ostringstream md;
-  md << "# Blocked direct convolution vs oneDNN vs im2col + OpenBLAS (issue 16)\n\n"
-     << "Machine: " << sramplan::bench::Machine() << "; load " << sramplan::bench::LoadAverage() << ". Caches "
-     << (caches.from_sysfs ? "from /sys/devices/system/cpu/cpu0/cache" : "(sysfs unreadable: defaults)") << ": L1d "
-     << caches.l1 / 1024 << " KiB, L2 " << caches.l2 / 1024 << " KiB, L3 " << caches.l3 / 1024
-     << " KiB. float32, batch 1, one thread each, AVX2 kernels everywhere (blocked: -O3 -mavx2 -mfma "
-     << "auto-vectorised; ONEDNN_MAX_CPU_ISA=AVX2, OPENBLAS_CORETYPE=Haswell, since valgrind cannot run AVX-512) (OpenBLAS " << OPENBLAS_VERSION << ", oneDNN "
-     << dnnl::version()->major << "." << dnnl::version()->minor << "." << dnnl::version()->patch
-     << "). wall_ms: best of " << reps << " runs of the measured call (blocked: the whole blocked loop nest; onednn: "
-     << "the convolution primitive, its src/weights reorders to its chosen layout excluded; openblas: im2col + "
-     << "sgemm). max_abs_err against a double-accumulated direct convolution.\n\n"
-     << "Misses: valgrind " << (valgrind ? "3.19 callgrind --cache-sim=yes (cachegrind's two-level simulator), "
-                                           "counted only inside the measured call; "
-                                         : "not run; ")
-     << "it simulates I1/D1 and one last level (LL), so each case runs twice with D1 = the host L1d (8-way): "
-     << "**l2_misses** = LL misses (instr. + data reads + data writes) with LL = the host L2 (" << caches.l2 / 1024
-     << " KiB, 8-way); **l3_misses** = LL misses with LL = the host L3 (" << caches.l3 / 1024
-     << " KiB, 16-way) directly behind D1 (no L2 in between, inclusive, LRU). Not hardware counters.\n\n"
-     << "| layer | shape (X Y C K Fw Fh) | impl | wall ms | GMAC/s | l2_misses | l3_misses | D1 misses | max_abs_err |\n"
-     << "|---|---|---|---|---|---|---|---|---|\n";
+  std::ostringstream rows;
   for (const Shape& s : kLayers) {
     if (!only.empty() && only.find(std::string(",") + s.name + ",") == std::string::npos) continue;
     std::cerr << s.name << "...\n";
     Data d = MakeData(s);
     std::vector<double> ref = Reference(d);
-    Plan p = MakePlan(s, h);
-    double macs = 1.0 * s.x * s.y * s.c * s.k * s.fw * s.fh;
-    for (int i = 0; i < 3; ++i) {
-      std::fill(d.out.begin(), d.out.end(), 0.f);
-      double ms = RunOne(d, i, p, reps);
-      double err = 0;
-      for (size_t j = 0; j < ref.size(); ++j) err = std::max(err, std::fabs(ref[j] - d.out[j]));
-      int64_t l2 = -1, l3 = -1, d1 = -1;
-      if (valgrind) {
-        l2 = Simulate(self, s, i, bl::ToString(p.str), caches, caches.l2, 8, &d1);
-        l3 = Simulate(self, s, i, bl::ToString(p.str), caches, caches.l3, 16, &d1);
+    Plan p = MakePlan(d, caches, h);
+    Runner run(std::move(d), std::move(p));
+    const double macs = 1.0 * s.x * s.y * s.c * s.k * s.fw * s.fh;
+    for (int i = 0; i < 3; ++i) run.Time(i);  // warm-up (OpenBLAS allocates its im2col buffer)
+    // Interleaved: rep r runs the three in a rotating order, so load from other processes hits all alike.
+    std::vector<double> best(3, 1e30);
+    std::vector<std::vector<double>> all(3);
+    for (int r = 0; r < reps; ++r)
+      for (int j = 0; j < 3; ++j) {
+        const int i = (r + j) % 3;
+        const double ms = run.Time(i);
+        all[i].push_back(ms);
+        best[i] = std::min(best[i], ms);
       }
-      ordered_json rec = {{"layer", s.name}, {"impl", kImpl[i]}, {"wall_ms", ms}, {"l2_misses", l2},
-                          {"l3_misses", l3}, {"max_abs_err", err}, {"d1_misses", d1}, {"macs", macs},
+    for (int i = 0; i < 3; ++i) {
+      run.Output(i);
+      double err = 0;
+      for (size_t j = 0; j < ref.size(); ++j) err = std::max(err, std::fabs(ref[j] - run.d.out[j]));
+      std::vector<double> sorted = all[i];
+      std::sort(sorted.begin(), sorted.end());
+      const double median = sorted[sorted.size() / 2];
+      int64_t l2 = -1, l3 = -1, d1 = -1;
+      const std::string str = bl::ToString(run.p.conv.str);
+      if (valgrind) {
+        l2 = Simulate(self, s, i, str, caches, caches.l2, 8, &d1);
+        l3 = Simulate(self, s, i, str, caches, caches.l3, 16, &d1);
+      }
+      ordered_json rec = {{"layer", s.name}, {"impl", kImpl[i]}, {"wall_ms", best[i]}, {"wall_ms_median", median},
+                          {"wall_vs_onednn", best[i] / best[1]}, {"l2_misses", l2}, {"l3_misses", l3},
+                          {"max_abs_err", err}, {"d1_misses", d1}, {"macs", macs},
                           {"shape", {{"X", s.x}, {"Y", s.y}, {"C", s.c}, {"K", s.k}, {"Fw", s.fw}, {"Fh", s.fh}}},
                           {"shape_note", s.note}};
       if (i == 0) {
-        rec["string"] = bl::ToString(p.str);
-        rec["tile_cut"] = p.cut;
-        rec["model_energy_pj"] = p.energy_pj;
+        rec["string"] = str;
+        rec["tile_cut"] = run.p.conv.cut;
+        rec["model_energy_pj"] = run.p.energy_pj;
+        rec["kernel"] = run.p.avx2 ? "avx2-fma" : "portable";
       }
       records.push_back(rec);
       char row[512];
-      std::snprintf(row, sizeof row, "| %s | %d %d %d %d %d %d | %s | %.2f | %.2f | %lld | %lld | %lld | %.2e |\n", s.name,
-                    s.x, s.y, s.c, s.k, s.fw, s.fh, kImpl[i], ms, macs / ms / 1e6, static_cast<long long>(l2),
-                    static_cast<long long>(l3), static_cast<long long>(d1), err);
-      md << row;
+      std::snprintf(row, sizeof row, "| %s | %d %d %d %d %d %d | %s | %.2f | %.2f | %.2f | %.2f | %lld | %lld | %lld | %.2e |\n",
+                    s.name, s.x, s.y, s.c, s.k, s.fw, s.fh, kImpl[i], best[i], median, best[i] / best[1],
+                    macs / best[i] / 1e6, static_cast<long long>(l2), static_cast<long long>(l3),
+                    static_cast<long long>(d1), err);
+      rows << row;
       std::cerr << row;
     }
   }
-  md << "\nShapes: ";
+  const std::string load_after = sramplan::bench::LoadAverage();
+  std::ostringstream md;
+  WriteHeader(md, caches, reps, valgrind, load_before, load_after);
+  md << rows.str() << "\nShapes: ";
   for (const Shape& s : kLayers) md << s.name << " " << s.note << "; ";
   md << "(Table 4 sizes would take hours under the simulator). Blocked strings (optimiser on the host hierarchy, "
         "heuristic search; loops outside the L1 tile follow it) are in blocking_x86.json.\n";
   ordered_json doc = {{"benchmark", "blocking_x86"}, {"machine", sramplan::bench::Machine()},
-                      {"caches", {{"l1d", caches.l1}, {"l2", caches.l2}, {"l3", caches.l3}}},
+                      {"load_before", load_before}, {"load_after", load_after},
+                      {"caches", {{"l1d", caches.l1d}, {"l2", caches.l2}, {"l3", caches.l3}}},
                       {"reps", reps}, {"records", records}};
   std::ofstream(out_dir + "/blocking_x86.json") << doc.dump(1) << "\n";
   std::ofstream(out_dir + "/blocking_x86.md") << md.str();
