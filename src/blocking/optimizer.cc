@@ -10,6 +10,7 @@
 #include <random>
 #include <thread>
 
+#include "blocking/pack_step.h"
 #include "support/progress.h"
 
 namespace sramplan::blocking {
@@ -50,8 +51,17 @@ bool Transposable(const Layer& l) {
 // `transpose_sym` (exact search, Transposable layers): the first X, Y, Fw or Fh loop must be X or Fw
 // (a string whose first one is Y or Fh has a transposed twin, its adjacent X/Y/N loops re-sorted,
 // that is in the space and starts with X or Fw).
-std::vector<Loop> Children(const Layer& layer, const Prefix& p, int max_per_dim, bool transpose_sym = false) {
-  std::vector<Loop> out;
+using DivisorTable = std::array<std::vector<int64_t>, kNumDims>;
+DivisorTable AllDivisors(const Layer& layer) {
+  DivisorTable t;
+  for (Dim d : kAllDims) t[Idx(d)] = Divisors(layer.extent(d));
+  return t;
+}
+
+void Children(const Layer& layer, const DivisorTable& divs, const Prefix& p, int max_per_dim, bool transpose_sym,
+              std::vector<Loop>* children) {
+  std::vector<Loop>& out = *children;
+  out.clear();
   const Loop* last = p.loops.empty() ? nullptr : &p.loops.back();
   const bool first_spatial = transpose_sym && p.count[Idx(Dim::kX)] + p.count[Idx(Dim::kY)] + p.count[Idx(Dim::kFw)] +
                                                       p.count[Idx(Dim::kFh)] == 0;
@@ -62,12 +72,17 @@ std::vector<Loop> Children(const Layer& layer, const Prefix& p, int max_per_dim,
     if (last && last->dim == d) continue;
     if (last && XyClass(last->dim) && XyClass(d) && Idx(d) < Idx(last->dim)) continue;
     bool must_finish = p.count[Idx(d)] + 1 >= max_per_dim;
-    for (int64_t s : Divisors(e)) {
+    for (int64_t s : divs[Idx(d)]) {
       if (s <= b || s % b != 0) continue;
       if (must_finish && s != e) continue;
       out.push_back({d, s});
     }
   }
+}
+
+std::vector<Loop> Children(const Layer& layer, const Prefix& p, int max_per_dim, bool transpose_sym = false) {
+  std::vector<Loop> out;
+  Children(layer, AllDivisors(layer), p, max_per_dim, transpose_sym, &out);
   return out;
 }
 
@@ -122,7 +137,7 @@ Status CheckBackingFits(const Layer& layer, const Hierarchy& h) {
 // The prefix's lower bound (PrefixLowerBound); *closed: no operand can get another buffer below
 // its backing store in any completion (every later tile is at least the prefix's and fits no level).
 // opt_max_loops: the most loops a dimension may have in a completion.
-double Bound(const Layer& layer, const Hierarchy& h, const BlockingString& prefix, bool* closed, Packing* pk_out,
+double Bound(const Layer& layer, const Hierarchy& h, const BlockingString& prefix, bool* closed, const Packing& pk,
              int opt_max_loops);
 
 // The order of the remaining dimensions (one full loop each) that minimises
@@ -226,7 +241,25 @@ struct ExactWorker {
   std::atomic<int64_t>& completions;
   Progress& progress;
   bool transpose_sym = Transposable(layer);
+  DivisorTable divs = AllDivisors(layer);
   int64_t local_nodes = 0;
+  // By prefix length: the packing of the current prefix's first loops and the children lists.
+  std::vector<Packing> packs = {};
+  std::vector<std::vector<Loop>> kids = {};
+  // Sets the stacks for the prefix `p` (the root of a task).
+  void Start(const Prefix& p) {
+    const size_t most = static_cast<size_t>(kNumDims) * std::max(1, opt.max_loops_per_dim) + 2;
+    packs.resize(std::max(most, p.loops.size() + 2));
+    kids.resize(packs.size());
+    packs[0] = Pack(layer, h, {});
+    BlockingString s;
+    Extents inner = {1, 1, 1, 1, 1, 1, 1};
+    for (size_t i = 0; i < p.loops.size(); ++i) {
+      s.push_back(p.loops[i]);
+      PackStep(layer, h, s, inner, packs[i], &packs[i + 1]);
+      inner[Idx(p.loops[i].dim)] = p.loops[i].size;
+    }
+  }
   void Dfs(Prefix& p) {
     if (timed_out.load(std::memory_order_relaxed)) return;
     if ((++local_nodes & 1023) == 0) {
@@ -248,8 +281,8 @@ struct ExactWorker {
     }
     if (!p.loops.empty()) {
       bool closed = false;
-      Packing pk;
-      double lb = Bound(layer, h, p.loops, &closed, &pk, opt.max_loops_per_dim), best = inc.energy.load();
+      const Packing& pk = packs[p.loops.size()];
+      double lb = Bound(layer, h, p.loops, &closed, pk, opt.max_loops_per_dim), best = inc.energy.load();
       if (lb > best * (1 + 1e-12)) return;
       // A bound equal to the best can only tie, and ties go to the smaller text: drop the prefix
       // when every completion's text is larger than the best's.
@@ -264,9 +297,14 @@ struct ExactWorker {
         return;
       }
     }
-    for (const Loop& l : Children(layer, p, opt.max_loops_per_dim, transpose_sym)) {
+    const size_t depth = p.loops.size();
+    Children(layer, divs, p, opt.max_loops_per_dim, transpose_sym, &kids[depth]);
+    for (size_t ci = 0; ci < kids[depth].size(); ++ci) {
+      const Loop l = kids[depth][ci];
       const int64_t cur = p.cur[Idx(l.dim)];
+      const Extents inner = p.cur;
       Push(&p, l);
+      PackStep(layer, h, p.loops, inner, packs[depth], &packs[depth + 1]);
       Dfs(p);
       p.loops.pop_back();  // undo Push
       p.cur[Idx(l.dim)] = cur;
@@ -290,8 +328,7 @@ std::vector<int64_t> Divisors(int64_t n) {
 
 double PrefixLowerBound(const Layer& layer, const Hierarchy& h, const BlockingString& prefix) {
   bool closed = false;
-  Packing pk;
-  return Bound(layer, h, prefix, &closed, &pk, 1 << 20);
+  return Bound(layer, h, prefix, &closed, Pack(layer, h, prefix), 1 << 20);
 }
 
 namespace {
@@ -338,10 +375,8 @@ double OutermostLoopExtra(const Layer& layer, const Extents& end, const std::arr
   return std::isfinite(extra) ? extra : 0.0;
 }
 
-double Bound(const Layer& layer, const Hierarchy& h, const BlockingString& prefix, bool* all_closed, Packing* pk_out,
+double Bound(const Layer& layer, const Hierarchy& h, const BlockingString& prefix, bool* all_closed, const Packing& pk,
              int opt_max_loops) {
-  Packing& pk = *pk_out;
-  pk = Pack(layer, h, prefix);
   *all_closed = true;
   Extents end = {1, 1, 1, 1, 1, 1, 1};
   for (const Loop& l : prefix) end[Idx(l.dim)] = l.size;
@@ -481,6 +516,7 @@ StatusOr<SearchResult> ExactSearch(const Layer& layer, const Hierarchy& h, const
     for (size_t i; (i = next.fetch_add(1)) < first.size();) {
       Prefix p;
       Push(&p, first[i]);
+      w.Start(p);
       w.Dfs(p);
     }
     nodes.fetch_add(w.local_nodes & 1023);
@@ -488,6 +524,7 @@ StatusOr<SearchResult> ExactSearch(const Layer& layer, const Hierarchy& h, const
   if (first.empty()) {  // a layer of one MAC: the empty string
     Prefix p;
     ExactWorker w{layer, h, opt, inc, deadline, timed_out, nodes, leaves, completions, progress};
+    w.Start(p);
     w.Dfs(p);
   } else {
     std::vector<std::thread> pool;
