@@ -8,6 +8,7 @@
 #include <limits>
 #include <mutex>
 #include <random>
+#include <span>
 #include <thread>
 
 #include "blocking/pack_step.h"
@@ -451,7 +452,12 @@ double Bound(const Layer& layer, const Hierarchy& h, const BlockingString& prefi
   std::fill(backing_pj, backing_pj + kNumOperands, std::numeric_limits<double>::infinity());
   std::array<int, kNumDims> count{};
   for (const Loop& l : prefix) ++count[Idx(l.dim)];
-  std::vector<char> fits(h.levels.size(), 0);
+  // By level: a later buffer of the operand could go there (no allocation for up to 16 levels).
+  std::array<char, 16> fits_small{};
+  std::vector<char> fits_large;
+  if (h.levels.size() > fits_small.size()) fits_large.resize(h.levels.size());
+  const std::span<char> fits = fits_large.empty() ? std::span<char>(fits_small.data(), h.levels.size())
+                                                  : std::span<char>(fits_large);
   int64_t cap_bytes[kNumOperands] = {0, 0, 0};
   int dp_count = 0;
   for (int ti = 0; ti < kNumOperands; ++ti) {
