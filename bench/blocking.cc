@@ -9,6 +9,7 @@
 
 #include <cstdio>
 #include <cstring>
+#include <ctime>
 #include <fstream>
 #include <iostream>
 #include <sstream>
@@ -290,8 +291,10 @@ int main(int argc, char** argv) {
      << "Machine: " << sramplan::bench::Machine() << "; load " << sramplan::bench::LoadAverage() << "; exact search "
      << opt.threads << " threads, limit " << opt.time_limit_s << " s, at most " << opt.max_loops_per_dim
      << " loops per dimension. Energies in uJ (memory + 1 pJ/MAC).\n\n"
-     << "| layer | exact uJ | proved | exact s | heuristic uJ | gap % | heur. s | default uJ | default KB uJ | optimal KB uJ | KB ratio | total ratio |\n"
-     << "|---|---|---|---|---|---|---|---|---|---|---|---|\n";
+     << "exact s = wall time; CPU s = CPU time of the search, all threads (the machine is shared: with other "
+        "jobs running, wall time exceeds CPU s / threads); nodes = prefixes visited.\n\n"
+     << "| layer | exact uJ | proved | exact s | CPU s | nodes | heuristic uJ | gap % | heur. s | default uJ | default KB uJ | optimal KB uJ | KB ratio | total ratio |\n"
+     << "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n";
   std::vector<bl::Layer> convs;
   std::vector<double> diannao_pj, diannao_mem_pj;
   std::vector<RatioRow> ratio_rows;
@@ -303,7 +306,9 @@ int main(int argc, char** argv) {
       std::cerr << heur.status().message() << "\n";
       return 1;
     }
+    const std::clock_t c0 = std::clock();
     auto ex = bl::ExactSearch(l, *hd, opt, &heur->best);
+    const double cpu_s = static_cast<double>(std::clock() - c0) / CLOCKS_PER_SEC;
     if (!ex.ok()) {
       std::cerr << ex.status().message() << "\n";
       return 1;
@@ -311,6 +316,7 @@ int main(int argc, char** argv) {
     bl::BlockingString def = bl::DianNaoDefault(l, hd->levels[0].capacity_bytes, hd->word_bytes());
     bl::Evaluation dev = bl::Evaluate(l, *hd, def);
     records.push_back(Record(l, *hd, "exact", ex->best, ex->eval, ex->search_s, ex->proved_optimal, ex->nodes));
+    records.back()["cpu_s"] = cpu_s;
     records.push_back(Record(l, *hd, "heuristic", heur->best, heur->eval, heur->search_s, false, heur->nodes));
     records.push_back(Record(l, *hd, "diannao-default", def, dev, 0, false, 0));
     double gap = 100.0 * (heur->eval.total_pj / ex->eval.total_pj - 1);
@@ -321,7 +327,8 @@ int main(int argc, char** argv) {
       diannao_mem_pj.push_back(ex->eval.memory_pj);
     }
     md << "| " << l.name << " | " << Fmt("%.1f", ex->eval.total_pj / 1e6) << " | " << (ex->proved_optimal ? "yes" : "no")
-       << " | " << Fmt("%.2f", ex->search_s) << " | " << Fmt("%.1f", heur->eval.total_pj / 1e6) << " | "
+       << " | " << Fmt("%.2f", ex->search_s) << " | " << Fmt("%.2f", cpu_s) << " | " << ex->nodes << " | "
+       << Fmt("%.1f", heur->eval.total_pj / 1e6) << " | "
        << Fmt("%.2f", gap) << " | " << Fmt("%.2f", heur->search_s) << " | " << Fmt("%.1f", dev.total_pj / 1e6) << " | "
        << Fmt("%.1f", dev.operand_pj[1] / 1e6) << " | " << Fmt("%.1f", ex->eval.operand_pj[1] / 1e6) << " | "
        << Fmt("%.1fx", dev.operand_pj[1] / ex->eval.operand_pj[1]) << " | "
@@ -336,8 +343,8 @@ int main(int argc, char** argv) {
        << "Per layer: the candidate with the lowest heuristic energy, then the exact search on it. Ratios are DianNao's "
           "exact optimum over the co-designed one (total = memory + MAC energy). Area: on-chip bytes over DianNao's "
        << diannao_bytes / 1024 << " KB (SRAM area is linear in bytes in our model).\n\n"
-       << "| budget | layer | hierarchy | exact uJ | proved | exact s | memory ratio | total ratio | on-chip KB | area ratio |\n"
-       << "|---|---|---|---|---|---|---|---|---|---|\n";
+       << "| budget | layer | hierarchy | exact uJ | proved | exact s | CPU s | nodes | memory ratio | total ratio | on-chip KB | area ratio |\n"
+       << "|---|---|---|---|---|---|---|---|---|---|---|---|\n";
     bl::SearchOptions sweep = opt;
     sweep.beam = 32;
     sweep.perturbations = 1;
@@ -359,13 +366,16 @@ int main(int argc, char** argv) {
         for (auto [idx, method] : {std::pair<size_t, std::string>{best, "exact"}, {common, "exact-common"}}) {
           const bl::Hierarchy& ch = (*pts)[idx].hierarchy;
           auto heur = bl::HeuristicSearch(convs[li], ch, opt);
+          const std::clock_t c0 = std::clock();
           auto ex = heur.ok() ? bl::ExactSearch(convs[li], ch, opt, &heur->best) : heur;
+          const double cpu_s = static_cast<double>(std::clock() - c0) / CLOCKS_PER_SEC;
           if (!ex.ok()) {
             std::cerr << ex.status().message() << "\n";
             return 1;
           }
           ordered_json rec = Record(convs[li], ch, method, ex->best, ex->eval, ex->search_s, ex->proved_optimal, ex->nodes);
           rec["budget"] = bname;
+          rec["cpu_s"] = cpu_s;
           rec["onchip_bytes"] = ch.OnChipBytes();
           rec["area_mm2"] = bl::SramAreaMm2(ch.OnChipBytes());
           rec["energy_ratio_vs_diannao"] = diannao_pj[li] / ex->eval.total_pj;
@@ -378,7 +388,8 @@ int main(int argc, char** argv) {
           records.push_back(rec);
           md << "| " << bname << (method == "exact" ? "" : " common") << " | " << convs[li].name << " | " << ch.name << " | "
              << Fmt("%.1f", ex->eval.total_pj / 1e6) << " | " << (ex->proved_optimal ? "yes" : "no") << " | "
-             << Fmt("%.2f", ex->search_s) << " | " << Fmt("%.1fx", diannao_mem_pj[li] / ex->eval.memory_pj) << " | "
+             << Fmt("%.2f", ex->search_s) << " | " << Fmt("%.2f", cpu_s) << " | " << ex->nodes << " | "
+             << Fmt("%.1fx", diannao_mem_pj[li] / ex->eval.memory_pj) << " | "
              << Fmt("%.1fx", diannao_pj[li] / ex->eval.total_pj) << " | " << ch.OnChipBytes() / 1024 << " | "
              << Fmt("%.1fx", static_cast<double>(ch.OnChipBytes()) / diannao_bytes) << " |\n";
           std::cerr << "  " << bname << " " << method << " " << convs[li].name << " " << ch.name << " "

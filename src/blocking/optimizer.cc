@@ -8,8 +8,10 @@
 #include <limits>
 #include <mutex>
 #include <random>
+#include <span>
 #include <thread>
 
+#include "blocking/pack_step.h"
 #include "support/progress.h"
 
 namespace sramplan::blocking {
@@ -50,8 +52,17 @@ bool Transposable(const Layer& l) {
 // `transpose_sym` (exact search, Transposable layers): the first X, Y, Fw or Fh loop must be X or Fw
 // (a string whose first one is Y or Fh has a transposed twin, its adjacent X/Y/N loops re-sorted,
 // that is in the space and starts with X or Fw).
-std::vector<Loop> Children(const Layer& layer, const Prefix& p, int max_per_dim, bool transpose_sym = false) {
-  std::vector<Loop> out;
+using DivisorTable = std::array<std::vector<int64_t>, kNumDims>;
+DivisorTable AllDivisors(const Layer& layer) {
+  DivisorTable t;
+  for (Dim d : kAllDims) t[Idx(d)] = Divisors(layer.extent(d));
+  return t;
+}
+
+void Children(const Layer& layer, const DivisorTable& divs, const Prefix& p, int max_per_dim, bool transpose_sym,
+              std::vector<Loop>* children) {
+  std::vector<Loop>& out = *children;
+  out.clear();
   const Loop* last = p.loops.empty() ? nullptr : &p.loops.back();
   const bool first_spatial = transpose_sym && p.count[Idx(Dim::kX)] + p.count[Idx(Dim::kY)] + p.count[Idx(Dim::kFw)] +
                                                       p.count[Idx(Dim::kFh)] == 0;
@@ -62,12 +73,17 @@ std::vector<Loop> Children(const Layer& layer, const Prefix& p, int max_per_dim,
     if (last && last->dim == d) continue;
     if (last && XyClass(last->dim) && XyClass(d) && Idx(d) < Idx(last->dim)) continue;
     bool must_finish = p.count[Idx(d)] + 1 >= max_per_dim;
-    for (int64_t s : Divisors(e)) {
+    for (int64_t s : divs[Idx(d)]) {
       if (s <= b || s % b != 0) continue;
       if (must_finish && s != e) continue;
       out.push_back({d, s});
     }
   }
+}
+
+std::vector<Loop> Children(const Layer& layer, const Prefix& p, int max_per_dim, bool transpose_sym = false) {
+  std::vector<Loop> out;
+  Children(layer, AllDivisors(layer), p, max_per_dim, transpose_sym, &out);
   return out;
 }
 
@@ -122,8 +138,9 @@ Status CheckBackingFits(const Layer& layer, const Hierarchy& h) {
 // The prefix's lower bound (PrefixLowerBound); *closed: no operand can get another buffer below
 // its backing store in any completion (every later tile is at least the prefix's and fits no level).
 // opt_max_loops: the most loops a dimension may have in a completion.
-double Bound(const Layer& layer, const Hierarchy& h, const BlockingString& prefix, bool* closed, Packing* pk_out,
-             int opt_max_loops);
+// `cutoff`: once the bound's cheaper terms exceed it, the outermost-dimensions term is skipped.
+double Bound(const Layer& layer, const Hierarchy& h, const BlockingString& prefix, bool* closed, const Packing& pk,
+             int opt_max_loops, double cutoff = std::numeric_limits<double>::infinity());
 
 // The order of the remaining dimensions (one full loop each) that minimises
 //   sum over operands t of w[t] * (product of the remaining trips from t's first indexing loop),
@@ -226,7 +243,25 @@ struct ExactWorker {
   std::atomic<int64_t>& completions;
   Progress& progress;
   bool transpose_sym = Transposable(layer);
+  DivisorTable divs = AllDivisors(layer);
   int64_t local_nodes = 0;
+  // By prefix length: the packing of the current prefix's first loops and the children lists.
+  std::vector<Packing> packs = {};
+  std::vector<std::vector<Loop>> kids = {};
+  // Sets the stacks for the prefix `p` (the root of a task).
+  void Start(const Prefix& p) {
+    const size_t most = static_cast<size_t>(kNumDims) * std::max(1, opt.max_loops_per_dim) + 2;
+    packs.resize(std::max(most, p.loops.size() + 2));
+    kids.resize(packs.size());
+    packs[0] = Pack(layer, h, {});
+    BlockingString s;
+    Extents inner = {1, 1, 1, 1, 1, 1, 1};
+    for (size_t i = 0; i < p.loops.size(); ++i) {
+      s.push_back(p.loops[i]);
+      PackStep(layer, h, s, inner, packs[i], &packs[i + 1]);
+      inner[Idx(p.loops[i].dim)] = p.loops[i].size;
+    }
+  }
   void Dfs(Prefix& p) {
     if (timed_out.load(std::memory_order_relaxed)) return;
     if ((++local_nodes & 1023) == 0) {
@@ -248,8 +283,9 @@ struct ExactWorker {
     }
     if (!p.loops.empty()) {
       bool closed = false;
-      Packing pk;
-      double lb = Bound(layer, h, p.loops, &closed, &pk, opt.max_loops_per_dim), best = inc.energy.load();
+      const Packing& pk = packs[p.loops.size()];
+      double best = inc.energy.load();
+      double lb = Bound(layer, h, p.loops, &closed, pk, opt.max_loops_per_dim, best * (1 + 1e-12));
       if (lb > best * (1 + 1e-12)) return;
       // A bound equal to the best can only tie, and ties go to the smaller text: drop the prefix
       // when every completion's text is larger than the best's.
@@ -264,9 +300,14 @@ struct ExactWorker {
         return;
       }
     }
-    for (const Loop& l : Children(layer, p, opt.max_loops_per_dim, transpose_sym)) {
+    const size_t depth = p.loops.size();
+    Children(layer, divs, p, opt.max_loops_per_dim, transpose_sym, &kids[depth]);
+    for (size_t ci = 0; ci < kids[depth].size(); ++ci) {
+      const Loop l = kids[depth][ci];
       const int64_t cur = p.cur[Idx(l.dim)];
+      const Extents inner = p.cur;
       Push(&p, l);
+      PackStep(layer, h, p.loops, inner, packs[depth], &packs[depth + 1]);
       Dfs(p);
       p.loops.pop_back();  // undo Push
       p.cur[Idx(l.dim)] = cur;
@@ -290,58 +331,110 @@ std::vector<int64_t> Divisors(int64_t n) {
 
 double PrefixLowerBound(const Layer& layer, const Hierarchy& h, const BlockingString& prefix) {
   bool closed = false;
-  Packing pk;
-  return Bound(layer, h, prefix, &closed, &pk, 1 << 20);
+  return Bound(layer, h, prefix, &closed, Pack(layer, h, prefix), 1 << 20);
 }
 
 namespace {
 
-// The outermost loop L of any completion is a remaining loop; an operand t it does not index whose
-// outermost on-chip buffer cannot hold all of t has an indexing loop inside L and outside that
-// buffer, so t crosses the off-chip link at least trips(L) times, where the bound above counted
-// once. trips(L) >= the remaining trips of L's dimension when it has one loop left, else >= its
-// smallest factor above 1 (a t without any on-chip buffer pays its MACs from the backing store
-// instead). Only operands bounded by their compulsory traffic (refetch_pj > 0) are charged; any
-// other candidate for L makes the minimum 0.
-// (Bound's last term.) opt_max_loops: the most loops a dimension may have.
-double OutermostLoopExtra(const Layer& layer, const Extents& end, const std::array<int, kNumDims>& count,
-                          int opt_max_loops, const double refetch_pj[kNumOperands], const double onchip_pj[kNumOperands],
-                          const double backing_pj[kNumOperands]) {
-  double extra = std::numeric_limits<double>::infinity();
+
+// Bound's last term: the outermost dimensions of any completion. The outermost loop L1 (dimension
+// d1) has at least the remaining trips of d1 when d1 has one loop left, else at least its smallest
+// factor above 1 (the same holds for the outermost loop of any dimension). Let L2 be the
+// outermost loop of another dimension d2 (only loops of d1 lie outside it). An operand t bounded by
+// its compulsory traffic has its fills counted over every loop that does not index t and lies
+// outside f_t, the first loop indexing t outside its outermost on-chip buffer (model.h: traffic =
+// footprint at f_t x the trips from f_t out). L1 is such a loop for the operand d1 does not index.
+// L2 is one for the operand u that d2 does not index when no loop outside L2 indexes u (d1 does
+// not index u) or when u's footprint of everything inside L2 (every dimension but d1 and d2 full,
+// d1 at least the prefix's block) exceeds u's largest on-chip level: then f_t cannot be outside L2,
+// since the buffer's tile would be at least that footprint. Each counted loop multiplies the
+// operand's passes over the off-chip link; the minimum over the pairs (d1, d2) bounds every
+// completion. cap_bytes: by operand, its largest on-chip level.
+constexpr int kOuterDims = 4;  // OutermostDimsExtra: how many outer dimensions it enumerates
+
+double OutermostDimsExtra(const Layer& layer, const Hierarchy& h, const Extents& end,
+                          const std::array<int, kNumDims>& count, int opt_max_loops,
+                          const double refetch_pj[kNumOperands], const double onchip_pj[kNumOperands],
+                          const double backing_pj[kNumOperands], const int64_t cap_bytes[kNumOperands]) {
+  std::array<Dim, kNumDims> rest{};
+  std::array<double, kNumDims> trips{};
+  std::array<int, kNumDims> un{};  // the one operand the dimension does not index, or -1
+  int r = 0;
   for (Dim d : kAllDims) {
-    int64_t rem = layer.extent(d) / end[Idx(d)];
+    const int64_t rem = layer.extent(d) / end[Idx(d)];
     if (rem == 1) continue;
-    int loops_left = opt_max_loops - count[Idx(d)];
-    int64_t trips = rem;
-    if (loops_left >= 2)
+    int64_t t = rem;
+    if (opt_max_loops - count[Idx(d)] >= 2)
       for (int64_t f = 2; f <= rem; ++f)
         if (rem % f == 0) {
-          trips = f;
+          t = f;
           break;
         }
-    double e = 0;
+    rest[r] = d;
+    trips[r] = static_cast<double>(t);
+    un[r] = -1;
     int unindexed = 0;
     for (int ti = 0; ti < kNumOperands; ++ti) {
-      Operand t = static_cast<Operand>(ti);
-      if (t == Operand::kKernel && !layer.HasKernel()) continue;
-      if (layer.Indexes(d, t)) continue;
-      ++unindexed;
-      // t's term as bounded above (min of backing and on-chip) and with the extra passes on chip.
-      if (refetch_pj[ti] > 0) {
-        double was = std::min(backing_pj[ti], onchip_pj[ti]);
-        e = std::min(backing_pj[ti], onchip_pj[ti] + refetch_pj[ti] * static_cast<double>(trips - 1)) - was;
+      Operand op = static_cast<Operand>(ti);
+      if (op == Operand::kKernel && !layer.HasKernel()) continue;
+      if (!layer.Indexes(d, op)) {
+        ++unindexed;
+        un[r] = ti;
       }
     }
-    if (unindexed != 1) e = 0;
-    extra = std::min(extra, e);
+    if (unindexed != 1) un[r] = -1;
+    ++r;
   }
-  return std::isfinite(extra) ? extra : 0.0;
+  auto extra = [&](int t, double passes) {
+    if (t < 0 || refetch_pj[t] <= 0) return 0.0;
+    const double was = std::min(backing_pj[t], onchip_pj[t]);
+    return std::min(backing_pj[t], onchip_pj[t] + refetch_pj[t] * (passes - 1)) - was;
+  };
+  auto cost = [&](const double passes[kNumOperands]) {
+    double e = 0;
+    for (int t = 0; t < kNumOperands; ++t) e += extra(t, passes[t]);
+    return e;
+  };
+  // Sequences of distinct dimensions from the outside (the first `depth` of every completion; all of
+  // them when fewer remain); passes[u] multiplies the counted trips. The cost only grows along a
+  // sequence, so a partial one at or above the best is dropped.
+  const int depth = std::min(r, kOuterDims);
+  double best = std::numeric_limits<double>::infinity();
+  std::array<int, kNumDims> seq{};
+  auto rec = [&](auto&& self, int k, unsigned used, const double passes[kNumOperands]) -> void {
+    const double now = cost(passes);
+    if (now >= best) return;
+    if (k == depth) {
+      best = now;
+      return;
+    }
+    for (int j = 0; j < r; ++j) {
+      if (used >> j & 1u) continue;
+      double next[kNumOperands] = {passes[0], passes[1], passes[2]};
+      const int u = un[j];
+      if (u >= 0) {
+        // Counted when no loop outside (the sequence so far) indexes u, or u's footprint of
+        // everything inside this loop (the outer dimensions at the prefix's block) is too big.
+        bool outside_indexes = false;
+        Extents inside = layer.ext;
+        for (int q = 0; q < k; ++q) {
+          outside_indexes = outside_indexes || layer.Indexes(rest[seq[q]], static_cast<Operand>(u));
+          inside[Idx(rest[seq[q]])] = end[Idx(rest[seq[q]])];
+        }
+        if (!outside_indexes || layer.Footprint(static_cast<Operand>(u), inside) * h.word_bytes() > cap_bytes[u])
+          next[u] *= trips[j];
+      }
+      seq[k] = j;
+      self(self, k + 1, used | 1u << j, next);
+    }
+  };
+  const double one[kNumOperands] = {1, 1, 1};
+  rec(rec, 0, 0u, one);
+  return std::isfinite(best) ? best : 0.0;
 }
 
-double Bound(const Layer& layer, const Hierarchy& h, const BlockingString& prefix, bool* all_closed, Packing* pk_out,
-             int opt_max_loops) {
-  Packing& pk = *pk_out;
-  pk = Pack(layer, h, prefix);
+double Bound(const Layer& layer, const Hierarchy& h, const BlockingString& prefix, bool* all_closed, const Packing& pk,
+             int opt_max_loops, double cutoff) {
   *all_closed = true;
   Extents end = {1, 1, 1, 1, 1, 1, 1};
   for (const Loop& l : prefix) end[Idx(l.dim)] = l.size;
@@ -359,7 +452,13 @@ double Bound(const Layer& layer, const Hierarchy& h, const BlockingString& prefi
   std::fill(backing_pj, backing_pj + kNumOperands, std::numeric_limits<double>::infinity());
   std::array<int, kNumDims> count{};
   for (const Loop& l : prefix) ++count[Idx(l.dim)];
-  std::vector<char> fits(h.levels.size(), 0);
+  // By level: a later buffer of the operand could go there (no allocation for up to 16 levels).
+  std::array<char, 16> fits_small{};
+  std::vector<char> fits_large;
+  if (h.levels.size() > fits_small.size()) fits_large.resize(h.levels.size());
+  const std::span<char> fits = fits_large.empty() ? std::span<char>(fits_small.data(), h.levels.size())
+                                                  : std::span<char>(fits_large);
+  int64_t cap_bytes[kNumOperands] = {0, 0, 0};
   int dp_count = 0;
   for (int ti = 0; ti < kNumOperands; ++ti) {
     Operand t = static_cast<Operand>(ti);
@@ -396,6 +495,7 @@ double Bound(const Layer& layer, const Hierarchy& h, const BlockingString& prefi
     int64_t cap = 0;
     for (int l = 0; l < back; ++l)
       if (h.levels[l].Holds(t)) cap = std::max(cap, h.levels[l].capacity_bytes);
+    cap_bytes[ti] = cap;
     const bool refetchable = dense && layer.Size(t) * wb > cap;
     const double pass_pj = size * (h.levels[back].read_pj + (out ? h.levels[back].write_pj : 0.0));
     if (k == 0) {
@@ -452,7 +552,9 @@ double Bound(const Layer& layer, const Hierarchy& h, const BlockingString& prefi
   // bounded as if its non-indexing loops came first; jointly, the best order of the remaining
   // dimensions (OrderDp, without the adjacency rule: a relaxation) bounds them together.
   if (dp_count >= 2) lb += OrderDp(layer, end, dp_w, nullptr, nullptr) - dp_alone;
-  if (n > 0) lb += OutermostLoopExtra(layer, end, count, opt_max_loops, refetch_pj, onchip_pj, backing_pj);
+  const bool any_refetch = refetch_pj[0] > 0 || refetch_pj[1] > 0 || refetch_pj[2] > 0;
+  if (n > 0 && any_refetch && lb <= cutoff)
+    lb += OutermostDimsExtra(layer, h, end, count, opt_max_loops, refetch_pj, onchip_pj, backing_pj, cap_bytes);
   return lb;
 }
 
@@ -475,12 +577,27 @@ StatusOr<SearchResult> ExactSearch(const Layer& layer, const Hierarchy& h, const
   Progress progress("blocking search of " + layer.name, opt.time_limit_s, "pJ");
   Prefix root;
   std::vector<Loop> first = Children(layer, root, opt.max_loops_per_dim, Transposable(layer));
+  // The workers share the prefixes of two loops (one when it is complete): enough tasks to keep
+  // both threads busy until the end (the subtrees under one first loop differ by 100x).
+  std::vector<Prefix> tasks;
+  for (const Loop& f : first) {
+    Prefix p;
+    Push(&p, f);
+    std::vector<Loop> second = Children(layer, p, opt.max_loops_per_dim, Transposable(layer));
+    if (second.empty()) tasks.push_back(p);
+    for (const Loop& l : second) {
+      Prefix q = p;
+      Push(&q, l);
+      tasks.push_back(std::move(q));
+    }
+  }
+  nodes.fetch_add(static_cast<int64_t>(first.size()));
   std::atomic<size_t> next{0};
   auto work = [&]() {
     ExactWorker w{layer, h, opt, inc, deadline, timed_out, nodes, leaves, completions, progress};
-    for (size_t i; (i = next.fetch_add(1)) < first.size();) {
-      Prefix p;
-      Push(&p, first[i]);
+    for (size_t i; (i = next.fetch_add(1)) < tasks.size();) {
+      Prefix p = tasks[i];
+      w.Start(p);
       w.Dfs(p);
     }
     nodes.fetch_add(w.local_nodes & 1023);
@@ -488,6 +605,7 @@ StatusOr<SearchResult> ExactSearch(const Layer& layer, const Hierarchy& h, const
   if (first.empty()) {  // a layer of one MAC: the empty string
     Prefix p;
     ExactWorker w{layer, h, opt, inc, deadline, timed_out, nodes, leaves, completions, progress};
+    w.Start(p);
     w.Dfs(p);
   } else {
     std::vector<std::thread> pool;

@@ -9,8 +9,10 @@
 // Exact: depth-first branch and bound over that space. A prefix's lower bound counts the accesses
 // that are already final (the MAC stream into the innermost placed buffer, the fill streams of
 // buffers that have an outer buffer of the same operand) and, for the rest, the compulsory traffic of
-// the backing store; a prefix whose bound exceeds the best full string found is dropped. The first
-// loop's choices are shared among `threads` workers. Dominance: a prefix after which no operand can
+// the backing store plus the refetch that the outermost dimensions of any completion force
+// (optimizer.cc, OutermostDimsExtra); a prefix whose bound exceeds the best full string found is
+// dropped. Prefixes are packed incrementally (pack_step.h). The two-loop prefixes are shared among
+// `threads` workers. Dominance: a prefix after which no operand can
 // get another buffer below its backing store ("closed") is completed directly by the best order of
 // its remaining dimensions (a DP over their subsets, optimizer.cc) instead of being branched. proved_optimal: the search finished within the
 // time limit. Ties are broken by the string's text, so the result does not depend on the threads.

@@ -205,7 +205,7 @@ static StatusOr<ir::Graph> ImportNativeJsonImpl(const std::string& text, const s
         "HardSwish", "Tanh", "Erf", "Softmax", "Add", "Sub", "Mul", "Div", "Pow", "MaxPool",
         "AveragePool", "GlobalAveragePool", "GlobalMaxPool", "ReduceMean", "Concat", "Split",
         "Slice", "Gather", "Transpose", "Pad", "Resize", "LayerNormalization", "Reshape",
-        "Flatten", "Squeeze", "Unsqueeze", "Identity", "Dropout", "Sqrt", "Opaque"};
+        "Flatten", "Squeeze", "Unsqueeze", "Identity", "Dropout", "Sqrt", "Opaque", "LRN"};
     if (!kKnown.count(op.type)) {
       if (!options.allow_unknown_ops)
         return Unsupported(ow + " has unsupported type '" + op.type +

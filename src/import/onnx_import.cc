@@ -466,7 +466,7 @@ const std::vector<std::string>& SupportedOnnxOps() {
       "LessOrEqual", "GreaterOrEqual", "And", "Or", "Xor", "Where",
       // Pooling and reductions.
       "MaxPool", "AveragePool", "GlobalAveragePool", "GlobalMaxPool", "ReduceMean", "ReduceSum",
-      "ReduceMax", "ReduceMin", "ReduceProd",
+      "ReduceMax", "ReduceMin", "ReduceProd", "LRN",
       // Data movement.
       "Concat", "Split", "Slice", "Gather", "Transpose", "Pad", "Resize", "Upsample", "Tile",
       "Expand", "DepthToSpace", "SpaceToDepth",

@@ -44,6 +44,7 @@ std::map<std::string, OpDtypeRule> BuildRules() {
     r[t] = {{T("X", num)}, 1, false, {T("Y", num)}};
   for (const char* t : {"Relu", "Neg", "Abs", "Sign"})
     r[t] = {{T("X", numint)}, 1, false, {T("Y", numint)}};
+  r["LRN"] = {{T("X", num)}, 1, false, {T("Y", num)}};  // local response normalisation (issue 16's blocking)
   r["PRelu"] = {{T("X", numint), T("slope", numint)}, 2, false, {T("Y", numint)}};
   r["Clip"] = {{T("input", numint), T("min", numint), T("max", numint)}, 1, false,
                {T("output", numint)}};

@@ -113,7 +113,7 @@ StatusOr<Shapes> InferOutputShapes(const Graph& g, const Op& op) {
       if (static_cast<int>(i) != ca) out[i] = 1;
     return Shapes{out};
   }
-  if (IsUnaryElementwise(t) || t == "Softmax" || t == "LogSoftmax" ||
+  if (IsUnaryElementwise(t) || t == "Softmax" || t == "LogSoftmax" || t == "LRN" ||
       t == "LayerNormalization" || t == "Identity" || t == "Dropout" || t == "Quantize" || t == "Dequantize") {
     SP_RETURN_IF_ERROR(need(1));
     if (t == "Clip")

@@ -135,6 +135,38 @@ TEST(BlockingSearch, ClosedPrefixCompletionEqualsBruteForce) {
     }
 }
 
+// Buffers that hold a few tiles of each operand and none of it whole: every operand is refetched, so
+// the bound's outermost-dimensions term (optimizer.cc) prunes; the result must still equal the brute
+// force, also with strides, a 4-level shared hierarchy and LRN.
+TEST(BlockingSearch, RefetchBoundStaysExact) {
+  Hierarchy split = SplitBuffers();
+  split.levels[0].capacity_bytes = 24;
+  split.levels[1].capacity_bytes = 64;
+  split.levels[2].capacity_bytes = 24;
+  Hierarchy shared;
+  shared.name = "shared3";
+  shared.levels = {Level{"l0", 12, {true, true, true}, 0.3, 0.35, false}, Level{"l1", 48, {true, true, true}, 1.2, 1.3, false},
+                   Level{"l2", 160, {true, true, true}, 5.0, 5.5, false},
+                   Level{"dram", int64_t{1} << 40, {true, true, true}, 320.0, 320.0, true}};
+  std::vector<Layer> layers = {ConvLayer("c", 4, 4, 4, 6, 2, 2), ConvLayer("s2", 3, 2, 4, 4, 3, 2, 1, 2, 2),
+                               LrnLayer("lrn", 4, 4, 8, 3)};
+  for (const Layer& l : layers)
+    for (const Hierarchy& h : {split, shared}) {
+      SCOPED_TRACE(l.name + " on " + h.name);
+      double best = std::numeric_limits<double>::infinity();
+      Enumerate(l, [&](const BlockingString& s) {
+        Evaluation ev = Evaluate(l, h, s);
+        if (ev.fits) best = std::min(best, ev.total_pj);
+      });
+      SearchOptions opt;
+      opt.time_limit_s = 120;
+      auto ex = ExactSearch(l, h, opt);
+      ASSERT_TRUE(ex.ok()) << ex.status().message();
+      EXPECT_TRUE(ex->proved_optimal);
+      EXPECT_DOUBLE_EQ(ex->eval.total_pj, best) << ToString(ex->best);
+    }
+}
+
 TEST(BlockingSearch, PrefixBoundNeverExceedsACompletion) {
   std::vector<Layer> layers = {ConvLayer("conv", 6, 4, 4, 6, 3, 3), ConvLayer("s2", 4, 4, 2, 4, 3, 3, 2, 2, 2),
                                FcLayer("fc", 12, 8, 4),

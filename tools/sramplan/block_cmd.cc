@@ -2,6 +2,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cstdio>
 #include <fstream>
 #include <iostream>
@@ -62,10 +63,13 @@ std::string Dims(const bl::Layer& l) {
   return s;
 }
 
-// "X=56,Y=56,C=128,K=256,Fw=3,Fh=3[,N=1][,sx=1,sy=1][,kind=conv|maxpool|avgpool|lrn]"
+// "X=56,Y=56,C=128,K=256,Fw=3,Fh=3[,N=1][,sx=1,sy=1][,kind=conv|maxpool|avgpool|lrn]"; kind =
+// globalavgpool / globalmaxpool: X, Y = the input's width and height, K = the channels, pooled
+// to 1 x 1 (the window is the whole input).
 StatusOr<bl::Layer> ParseDims(const std::string& text) {
   bl::Layer l;
   l.name = "layer";
+  bool global = false;
   std::stringstream in(text);
   std::string item;
   while (std::getline(in, item, ',')) {
@@ -74,8 +78,12 @@ StatusOr<bl::Layer> ParseDims(const std::string& text) {
       return InvalidArgument("--dims: '" + item.substr(0, 40) + "' is not NAME=VALUE (e.g. X=56,Y=56,C=128,K=256,Fw=3,Fh=3)");
     std::string key = item.substr(0, eq), val = item.substr(eq + 1);
     if (key == "kind") {
-      if (!bl::ParseKind(val, &l.kind))
-        return InvalidArgument("--dims: kind = '" + val.substr(0, 40) + "' is unknown; use conv, maxpool, avgpool or lrn");
+      const std::string k = ToLower(val);
+      global = k == "globalavgpool" || k == "globalmaxpool";
+      if (global) l.kind = k == "globalmaxpool" ? bl::LayerKind::kMaxPool : bl::LayerKind::kAvgPool;
+      if (!global && !bl::ParseKind(val, &l.kind))
+        return InvalidArgument("--dims: kind = '" + val.substr(0, 40) +
+                               "' is unknown; use conv, maxpool, avgpool, lrn, globalavgpool or globalmaxpool");
       continue;
     }
     char* end = nullptr;
@@ -88,6 +96,13 @@ StatusOr<bl::Layer> ParseDims(const std::string& text) {
     else if (key == "sy") l.stride_y = v;
     else if (bl::ParseDim(key, &d)) l.extent(d) = v;
     else return InvalidArgument("--dims: unknown dimension '" + key.substr(0, 40) + "'; use X, Y, C, K, Fw, Fh, N, sx, sy, kind");
+  }
+  if (global) {
+    if (l.extent(bl::Dim::kFw) != 1 || l.extent(bl::Dim::kFh) != 1 || l.stride_x != 1 || l.stride_y != 1)
+      return InvalidArgument("--dims: kind = global pooling takes the input as X, Y (the window is all of it); drop Fw, Fh, sx and sy");
+    l.extent(bl::Dim::kFw) = l.extent(bl::Dim::kX);
+    l.extent(bl::Dim::kFh) = l.extent(bl::Dim::kY);
+    l.extent(bl::Dim::kX) = l.extent(bl::Dim::kY) = 1;
   }
   SP_RETURN_IF_ERROR(bl::ValidateLayer(l));
   return l;
@@ -104,9 +119,58 @@ StatusOr<bl::Layer> Table4(const std::string& name) {
   return InvalidArgument("--table4: unknown layer '" + name.substr(0, 40) + "'; use Conv1..Conv5, FC1 or FC2");
 }
 
-// Every Conv (group 1, 2-D, no dilation), Gemm / MatMul and 2-D MaxPool / AveragePool (no
-// dilation; padding as the output extents imply) of the model as a layer; others are listed on
-// stderr as skipped.
+// The N, C, H, W extents of a rank-4 activation in the graph's layout; false for another rank.
+bool Nchw(const ir::Graph& g, ir::TensorId id, int64_t* n, int64_t* c, int64_t* hh, int64_t* w) {
+  const std::vector<int64_t>& s = g.tensor(id).shape;
+  if (s.size() != 4) return false;
+  const int ca = ir::ChannelAxis(g, 4);
+  std::vector<int64_t> sp;
+  for (int i = 1; i < 4; ++i)
+    if (i != ca) sp.push_back(s[i]);
+  *n = s[0];
+  *c = s[ca];
+  *hh = sp[0];
+  *w = sp[1];
+  return true;
+}
+
+// LRN (across channels), GlobalAveragePool / GlobalMaxPool and ReduceMean over the two spatial
+// axes of a rank-4 tensor as a layer (pooling with the window = the input); *skip explains why an
+// op of these types is not one.
+StatusOr<bl::Layer> NormOrGlobalPool(const ir::Graph& g, const ir::Op& op, std::string* skip) {
+  int64_t n = 0, c = 0, hh = 0, w = 0;
+  if (op.inputs.empty() || !Nchw(g, op.inputs[0], &n, &c, &hh, &w)) {
+    *skip = "its input is not a 4-D N, C, H, W tensor (outside the seven-loop nest)";
+    return bl::Layer{};
+  }
+  if (op.type == "LRN") {
+    if (!op.attrs.Has("size"))
+      return InvalidArgument("LRN op '" + op.name + "' has no 'size' attribute; give the number of channels it sums over (e.g. 5)");
+    const int64_t size = op.attrs.GetInt("size", 0);
+    if (size < 1)
+      return InvalidArgument("LRN op '" + op.name + "': size = " + std::to_string(size) + " must be a positive integer");
+    return bl::LrnLayer(op.name, w, hh, c, size, n);
+  }
+  if (op.type == "ReduceMean") {
+    std::vector<int64_t> axes = op.attrs.GetInts("axes");
+    const int ca = ir::ChannelAxis(g, 4);
+    for (int64_t& a : axes) a = a < 0 ? a + 4 : a;
+    std::sort(axes.begin(), axes.end());
+    std::vector<int64_t> spatial;
+    for (int64_t i = 1; i < 4; ++i)
+      if (i != ca) spatial.push_back(i);
+    if (axes != spatial) {
+      *skip = "it does not reduce exactly the two spatial axes (not a global pooling)";
+      return bl::Layer{};
+    }
+  }
+  const bl::LayerKind kind = op.type == "GlobalMaxPool" ? bl::LayerKind::kMaxPool : bl::LayerKind::kAvgPool;
+  return bl::PoolLayer(op.name, kind, 1, 1, c, w, hh, n);
+}
+
+// Every Conv (group 1, 2-D, no dilation), Gemm / MatMul, 2-D MaxPool / AveragePool (no dilation;
+// padding as the output extents imply), LRN, GlobalAveragePool / GlobalMaxPool and ReduceMean over
+// H and W of the model as a layer; others are listed on stderr as skipped.
 StatusOr<std::vector<bl::Layer>> ModelLayers(const std::string& path, int64_t batch, const std::string& only, int verbosity) {
   import::ImportOptions io;
   io.batch = batch;
@@ -136,11 +200,20 @@ StatusOr<std::vector<bl::Layer>> ModelLayers(const std::string& path, int64_t ba
       out.push_back(bl::PoolLayer(op.name, pg.max ? bl::LayerKind::kMaxPool : bl::LayerKind::kAvgPool,
                                   pg.out_spatial[1], pg.out_spatial[0], pg.in_channels, pg.kernel[1], pg.kernel[0],
                                   pg.batch, pg.strides[1], pg.strides[0]));
+    } else if (op.type == "LRN" || op.type == "GlobalAveragePool" || op.type == "GlobalMaxPool" ||
+               op.type == "ReduceMean") {
+      std::string skip;
+      SP_ASSIGN_OR_RETURN(bl::Layer l, NormOrGlobalPool(g, op, &skip));
+      if (!skip.empty()) {
+        if (verbosity > 0) std::cerr << "skipped " << op.name << ": " << skip << "\n";
+        continue;
+      }
+      out.push_back(l);
     }
   }
   if (out.empty())
-    return InvalidArgument(only.empty() ? "model '" + path + "' has no Conv, Gemm, MatMul or pooling layer to block"
-                                        : "--layer: no Conv, Gemm, MatMul or pooling op named '" + only + "' in '" + path + "'");
+    return InvalidArgument(only.empty() ? "model '" + path + "' has no Conv, Gemm, MatMul, pooling or LRN layer to block"
+                                        : "--layer: no Conv, Gemm, MatMul, pooling or LRN op named '" + only + "' in '" + path + "'");
   return out;
 }
 
@@ -297,9 +370,9 @@ CLI::App* AddBlockCommand(CLI::App* app) {
   BlockFlags& f = Flags();
   auto* cmd = app->add_subcommand("block", "loop-nest blocking of one layer or of every conv/FC layer of a model on a "
                                            "memory hierarchy (blocking string, buffers, accesses and energy per level)");
-  cmd->add_option("model", f.model, "model (.onnx, .graph.json, MCUNet config): block its Conv/Gemm/MatMul layers");
+  cmd->add_option("model", f.model, "model (.onnx, .graph.json, MCUNet config): block its Conv/Gemm/MatMul, pooling and LRN layers");
   cmd->add_option("--target", f.target, "hierarchy: a target preset or file (e.g. diannao) or a blocking hierarchy JSON")->required();
-  cmd->add_option("--dims", f.dims, "one layer: X=..,Y=..,C=..,K=..,Fw=..,Fh=..[,N=..][,sx=..,sy=..] (unset ones are 1)");
+  cmd->add_option("--dims", f.dims, "one layer: X=..,Y=..,C=..,K=..,Fw=..,Fh=..[,N=..][,sx=..,sy=..][,kind=..] (unset ones are 1)");
   cmd->add_option("--table4", f.table4, "one of the blocking paper's Table 4 layers: Conv1..Conv5, FC1, FC2");
   cmd->add_option("--layer", f.layer, "with a model: only the op of this name");
   cmd->add_option("--method", f.method, "exact (default; seeded by the heuristic), heuristic, default (DianNao's), string")
