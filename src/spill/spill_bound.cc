@@ -17,6 +17,8 @@ using Clock = std::chrono::steady_clock;
 
 // The reachability rows take n^2 / 8 bytes and every forced op a max flow over the graph.
 constexpr int kMaxBoundOps = 20000;
+// Heavy ops paired in the order-pair disjunctions (each pair two max flows).
+constexpr size_t kMaxHeavyOps = 120;
 
 // Ancestor sets of the data-dependence DAG as bit rows (the op list is topological).
 class Reach {
@@ -163,15 +165,29 @@ std::string Fmt(const char* f, double v) {
 // of the former.
 std::vector<LiveEntry> PossiblyLive(const SpillProblem& p, const Reach& r, const std::vector<TensorLife>& life,
                                     const std::vector<int>& producer, const std::vector<std::vector<int>>& consumers,
-                                    int o) {
+                                    int o, const std::vector<int>& before = {},
+                                    const std::vector<int>& after = {}) {
   std::vector<LiveEntry> out;
   const int nt = static_cast<int>(p.tensors.size());
   auto accessed = [&](int t) {
     const auto& acc = life[t].accesses;
     return std::binary_search(acc.begin(), acc.end(), o);
   };
-  auto can_before = [&](int a) { return a != o && !r.Anc(o, a); };
-  auto can_after = [&](int c) { return c != o && !r.Anc(c, o); };
+  // Under a scenario, `before` (and their ancestors) run before o and `after` (and descendants) after.
+  auto forced_before = [&](int a) {
+    if (r.Anc(a, o)) return true;
+    for (int x : before)
+      if (a == x || r.Anc(a, x)) return true;
+    return false;
+  };
+  auto forced_after = [&](int c) {
+    if (r.Anc(o, c)) return true;
+    for (int x : after)
+      if (c == x || r.Anc(x, c)) return true;
+    return false;
+  };
+  auto can_before = [&](int a) { return a != o && !forced_after(a); };
+  auto can_after = [&](int c) { return c != o && !forced_before(c); };
   for (int t = 0; t < nt; ++t) {
     if (life[t].accesses.size() < 2 || accessed(t)) continue;
     bool possible = false;
@@ -187,7 +203,7 @@ std::vector<LiveEntry> PossiblyLive(const SpillProblem& p, const Reach& r, const
     LiveEntry e{t, -1};
     const auto& ch = life[t].chain;
     for (size_t j = 0; j + 1 < ch.size(); ++j) {
-      if (r.Anc(ch[j], o) && r.Anc(o, ch[j + 1])) {
+      if (forced_before(ch[j]) && forced_after(ch[j + 1])) {
         e.gap = static_cast<int>(j);
         break;
       }
@@ -204,7 +220,8 @@ std::vector<LiveEntry> PossiblyLive(const SpillProblem& p, const Reach& r, const
 // force v into S, readers outside force u out).
 int64_t LeastLiveBytes(const SpillProblem& p, const Reach& r, const std::vector<std::vector<int>>& preds,
                        const std::vector<int>& producer, const std::vector<std::vector<int>>& consumers, int o,
-                       const std::vector<LiveEntry>& live) {
+                       const std::vector<LiveEntry>& live, const std::vector<int>& before = {},
+                       const std::vector<int>& after = {}) {
   const int n = static_cast<int>(p.ops.size());
   const int src = n, sink = n + 1;
   MaxFlow f(n + 2 + 2 * static_cast<int>(live.size()));
@@ -215,6 +232,8 @@ int64_t LeastLiveBytes(const SpillProblem& p, const Reach& r, const std::vector<
     if (a == o || r.Anc(o, a)) f.Add(a, sink, inf);
     else if (r.Anc(a, o)) f.Add(src, a, inf);
   }
+  for (int a : before) f.Add(src, a, inf);  // a scenario: these ops (and their ancestors) run before o,
+  for (int a : after) f.Add(a, sink, inf);   // these (and their descendants) after it
   int next = n + 2;
   for (const LiveEntry& e : live) {
     const int t = e.tensor;
@@ -226,6 +245,119 @@ int64_t LeastLiveBytes(const SpillProblem& p, const Reach& r, const std::vector<
     for (int c : consumers[t]) f.Add(u, c, inf);
   }
   return f.Run(src, sink);
+}
+
+// Disjunctions of rows. Every order runs the ops of a small set C (a cluster) in some relative order
+// pi that respects the dependencies; under pi, at each op o of C the ops of C before o (and their
+// ancestors) are in the down-set of o and those after it (and their descendants) are not, so the least
+// live bytes at o are those of the min cut with these extra constraints (infinite: no order realises
+// pi). The rows of pi (the ops of C with excess under pi) all hold for every order that realises pi, and
+// one pi is realised by every order: in the cover ILP a binary per pi, at least one chosen, switches its
+// rows on; the working-set bound takes the cheapest pi's largest fractional cover. A disjunction where
+// some realisable pi has no row is vacuous and dropped.
+// Clusters: (1) the producers of an op J's inputs none of which is an ancestor of another (one runs
+// last; only its row is used); (2) two heavy ops (W above half the budget) that no dependency orders,
+// each with its heaviest heavy reader, up to four ops: whichever runs first leaves tensors live at the
+// other's step or at its reader's (e.g. a cell output read by two heavy ops: after the first, either
+// the output or the first's result is live at a heavy op).
+struct Scenario {
+  std::vector<OpRow> rows;
+};
+struct Disjunction {
+  std::vector<Scenario> alts;
+};
+
+struct BoundGraph {
+  const SpillProblem& p;
+  const Reach& r;
+  const std::vector<std::vector<int>>& preds;
+  const std::vector<int>& producer;
+  const std::vector<std::vector<int>>& consumers;
+  const std::vector<int64_t>& own;
+  const std::vector<TensorLife>& life;
+};
+
+// The rows of one relative order `pi` of a cluster; false when no order realises it.
+bool ScenarioRows(const BoundGraph& g, const std::vector<int>& pi, bool last_only, Scenario* out) {
+  for (size_t i = last_only ? pi.size() - 1 : 0; i < pi.size(); ++i) {
+    std::vector<int> before(pi.begin(), pi.begin() + static_cast<long>(i)), after(pi.begin() + static_cast<long>(i) + 1, pi.end());
+    const int o = pi[i];
+    std::vector<LiveEntry> live = PossiblyLive(g.p, g.r, g.life, g.producer, g.consumers, o, before, after);
+    const int64_t least = LeastLiveBytes(g.p, g.r, g.preds, g.producer, g.consumers, o, live, before, after);
+    if (least >= MaxFlow::kInf / 2) return false;
+    if (g.own[o] + least > g.p.budget) out->rows.push_back(OpRow{o, g.own[o] + least - g.p.budget, std::move(live)});
+  }
+  return true;
+}
+
+// All relative orders of `cluster` that respect the ancestor relation; empty when the disjunction is
+// vacuous.
+Disjunction ClusterDisjunction(const BoundGraph& g, std::vector<int> cluster, bool last_only) {
+  Disjunction d;
+  std::sort(cluster.begin(), cluster.end());
+  do {
+    bool ok = true;
+    for (size_t i = 0; i < cluster.size() && ok; ++i)
+      for (size_t k = i + 1; k < cluster.size() && ok; ++k) ok = !g.r.Anc(cluster[k], cluster[i]);
+    if (!ok) continue;
+    Scenario sc;
+    if (!ScenarioRows(g, cluster, last_only, &sc)) continue;
+    if (sc.rows.empty()) return Disjunction{};
+    d.alts.push_back(std::move(sc));
+  } while (std::next_permutation(cluster.begin(), cluster.end()));
+  return d;
+}
+
+std::vector<Disjunction> Disjunctions(const BoundGraph& g, Clock::time_point deadline, bool* cut) {
+  std::vector<Disjunction> out;
+  auto late = [&]() { return *cut = *cut || Clock::now() > deadline; };
+  const int n = static_cast<int>(g.p.ops.size());
+  const Reach& r = g.r;
+  for (int j = 0; j < n; ++j) {  // (1) the last producer of a join
+    std::vector<int> cand;
+    for (int q : g.preds[j]) {
+      bool dominated = false;
+      for (int q2 : g.preds[j]) dominated = dominated || (q2 != q && r.Anc(q, q2));
+      if (!dominated) cand.push_back(q);
+    }
+    if (cand.size() < 2 || cand.size() > 5) continue;
+    if (late()) return out;
+    Disjunction d = ClusterDisjunction(g, cand, true);
+    if (!d.alts.empty()) out.push_back(std::move(d));
+  }
+  // (2) heavy pairs with their heaviest heavy readers.
+  std::vector<int> heavy;
+  for (int o = 0; o < n; ++o)
+    if (2 * g.own[o] > g.p.budget) heavy.push_back(o);
+  if (heavy.size() > kMaxHeavyOps) {
+    std::stable_sort(heavy.begin(), heavy.end(), [&](int a, int b) { return g.own[a] > g.own[b]; });
+    heavy.resize(kMaxHeavyOps);
+    std::sort(heavy.begin(), heavy.end());
+  }
+  auto heavy_reader = [&](int o) {
+    int best = -1;
+    for (int t : g.p.ops[o].outputs)
+      for (int c : g.consumers[t])
+        if (2 * g.own[c] > g.p.budget && (best < 0 || g.own[c] > g.own[best])) best = c;
+    return best;
+  };
+  std::vector<std::vector<int>> seen;
+  for (size_t i = 0; i < heavy.size(); ++i) {
+    for (size_t k = i + 1; k < heavy.size(); ++k) {
+      const int a = heavy[i], c = heavy[k];
+      if (r.Anc(a, c) || r.Anc(c, a)) continue;
+      if (late()) return out;
+      std::vector<int> cluster = {a, c};
+      for (int x : {heavy_reader(a), heavy_reader(c)})
+        if (x >= 0 && std::find(cluster.begin(), cluster.end(), x) == cluster.end()) cluster.push_back(x);
+      std::sort(cluster.begin(), cluster.end());
+      if (std::find(seen.begin(), seen.end(), cluster) != seen.end()) continue;
+      seen.push_back(cluster);
+      Disjunction d = ClusterDisjunction(g, cluster, false);
+      if (!d.alts.empty()) out.push_back(std::move(d));
+    }
+  }
+  return out;
 }
 
 }  // namespace
@@ -264,8 +396,9 @@ StatusOr<SpillBound> LowerBoundAllOrders(const SpillProblem& p, const SpillBound
     preds[op].erase(std::unique(preds[op].begin(), preds[op].end()), preds[op].end());
   }
   std::vector<OpRow> rows;
+  std::vector<int64_t> own(n, 0);  // W_o
   for (int op = 0; op < n; ++op) {
-    int64_t w = 0;
+    int64_t& w = own[op];
     for (int t : p.ops[op].inputs) w += p.tensors[t].bytes;
     for (int t : p.ops[op].outputs) w += p.tensors[t].bytes;
     std::vector<LiveEntry> live = PossiblyLive(p, reach, life, producer, consumers, op);
@@ -275,8 +408,15 @@ StatusOr<SpillBound> LowerBoundAllOrders(const SpillProblem& p, const SpillBound
     const int64_t least_live = LeastLiveBytes(p, reach, preds, producer, consumers, op, live);
     if (w + least_live > p.budget) rows.push_back(OpRow{op, w + least_live - p.budget, std::move(live)});
   }
+  // The disjunctions get at most half of the time limit (the ILP the rest).
+  bool disjunctions_cut = false;
+  const std::vector<Disjunction> groups =
+      Disjunctions(BoundGraph{p, reach, preds, producer, consumers, own, life},
+                   t0 + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(o.time_limit_s / 2)),
+                   &disjunctions_cut);
   SpillBound b;
   b.forced_ops = static_cast<int>(rows.size());
+  b.disjunctions = static_cast<int>(groups.size());
   int worst_op = -1;
   for (const OpRow& row : rows) {
     const int64_t f = static_cast<int64_t>(std::ceil(Fractional(p, row) - 1e-9));
@@ -285,11 +425,29 @@ StatusOr<SpillBound> LowerBoundAllOrders(const SpillProblem& p, const SpillBound
       worst_op = row.op;
     }
   }
+  int worst_group = -1;
+  for (size_t gi = 0; gi < groups.size(); ++gi) {
+    double least = -1;
+    for (const Scenario& sc : groups[gi].alts) {
+      double most = 0;
+      for (const OpRow& row : sc.rows) most = std::max(most, Fractional(p, row));
+      least = least < 0 ? most : std::min(least, most);
+    }
+    const int64_t f = static_cast<int64_t>(std::ceil(least - 1e-9));
+    if (f > b.working_set_bytes) {
+      b.working_set_bytes = f;
+      worst_op = -1;
+      worst_group = static_cast<int>(gi);
+    }
+  }
   b.detail = std::to_string(rows.size()) + " of " + std::to_string(n) + " ops forced to drop live tensors; working-set bound " +
              std::to_string(b.working_set_bytes) + " B" +
-             (worst_op >= 0 ? " (op '" + p.ops[worst_op].name + "')" : "");
+             (worst_op >= 0 ? " (op '" + p.ops[worst_op].name + "')" : "") +
+             (worst_group >= 0 ? " (a disjunction over relative orders)" : "") + "; " +
+             std::to_string(groups.size()) + " order disjunctions" +
+             (disjunctions_cut ? " (the time limit stopped their search)" : "");
 
-  if (o.use_ilp && !rows.empty()) {
+  if (o.use_ilp && (!rows.empty() || !groups.empty())) {
     // Units: the gcd of the tensors' bytes (every left-hand side is a multiple of it).
     int64_t g = 0;
     for (const SpillTensor& t : p.tensors) g = std::gcd(g, t.bytes);
@@ -312,11 +470,32 @@ StatusOr<SpillBound> LowerBoundAllOrders(const SpillProblem& p, const SpillBound
       }
       return v;
     };
-    for (const OpRow& row : rows) {
+    // A row's cover: sum of the live tensors' drop binaries times their bytes >= the excess, each
+    // coefficient capped at the excess (equivalent for binaries, and a tighter LP relaxation).
+    auto cover = [&](const OpRow& row, double* rhs) {
+      *rhs = std::ceil(static_cast<double>(row.excess) / static_cast<double>(g) - 1e-9);
       std::vector<std::pair<int, double>> terms;
-      for (const LiveEntry& e : row.live) terms.push_back({drop_var(e), unit(e.tensor)});
-      const double rhs = std::ceil(static_cast<double>(row.excess) / static_cast<double>(g) - 1e-9);
+      for (const LiveEntry& e : row.live) terms.push_back({drop_var(e), std::min(unit(e.tensor), *rhs)});
+      return terms;
+    };
+    for (const OpRow& row : rows) {
+      double rhs = 0;
+      std::vector<std::pair<int, double>> terms = cover(row, &rhs);
       mip.AddRow(terms, rhs, milp::Model::Inf());
+    }
+    for (const Disjunction& d : groups) {  // one relative order's rows hold: sum_pi y_pi >= 1
+      std::vector<std::pair<int, double>> pick;
+      for (const Scenario& sc : d.alts) {
+        const int y = mip.AddCol(0, 1, 0, true);
+        pick.push_back({y, 1});
+        for (const OpRow& row : sc.rows) {
+          double rhs = 0;
+          std::vector<std::pair<int, double>> terms = cover(row, &rhs);
+          terms.push_back({y, -rhs});
+          mip.AddRow(terms, 0, milp::Model::Inf());
+        }
+      }
+      mip.AddRow(pick, 1, milp::Model::Inf());
     }
     for (int t = 0; t < nt; ++t) {
       if (reload_var[t] < 0) continue;
