@@ -360,6 +360,83 @@ std::vector<Disjunction> Disjunctions(const BoundGraph& g, Clock::time_point dea
   return out;
 }
 
+// The joint cover ILP (spill_bound.h): its optimum, or CBC's proved bound at the time limit, into *b.
+void SolveCoverIlp(const SpillProblem& p, const std::vector<TensorLife>& life, const std::vector<OpRow>& rows,
+                   const std::vector<Disjunction>& groups, double time_limit_s, bool verbose, SpillBound* b) {
+  const int nt = static_cast<int>(p.tensors.size());
+  // Units: the gcd of the tensors' bytes (every left-hand side is a multiple of it).
+  int64_t g = 0;
+  for (const SpillTensor& t : p.tensors) g = std::gcd(g, t.bytes);
+  g = std::max<int64_t>(g, 1);
+  milp::Model mip;
+  std::vector<std::vector<int>> gap_var(nt);
+  std::vector<int> out_var(nt, -1), spill_var(nt, -1), reload_var(nt, -1);
+  auto unit = [&](int t) { return static_cast<double>(p.tensors[t].bytes / g); };
+  auto drop_var = [&](const LiveEntry& e) {
+    const int t = e.tensor;
+    if (reload_var[t] < 0) {
+      reload_var[t] = mip.AddCol(0, milp::Model::Inf(), unit(t), false);
+      if (PlainActivation(p.tensors[t])) spill_var[t] = mip.AddCol(0, 1, unit(t), false);
+      gap_var[t].assign(life[t].chain.empty() ? 0 : life[t].chain.size() - 1, -1);
+    }
+    int& v = e.gap >= 0 ? gap_var[t][e.gap] : out_var[t];
+    if (v < 0) {
+      v = mip.AddCol(0, 1, 0, true);
+      if (spill_var[t] >= 0) mip.AddRow({{spill_var[t], 1}, {v, -1}}, 0, milp::Model::Inf());
+    }
+    return v;
+  };
+  // A row's cover: sum of the live tensors' drop binaries times their bytes >= the excess, each
+  // coefficient capped at the excess (equivalent for binaries, and a tighter LP relaxation).
+  auto cover = [&](const OpRow& row, double* rhs) {
+    *rhs = std::ceil(static_cast<double>(row.excess) / static_cast<double>(g) - 1e-9);
+    std::vector<std::pair<int, double>> terms;
+    for (const LiveEntry& e : row.live) terms.push_back({drop_var(e), std::min(unit(e.tensor), *rhs)});
+    return terms;
+  };
+  for (const OpRow& row : rows) {
+    double rhs = 0;
+    std::vector<std::pair<int, double>> terms = cover(row, &rhs);
+    mip.AddRow(terms, rhs, milp::Model::Inf());
+  }
+  for (const Disjunction& d : groups) {  // one relative order's rows hold: sum_pi y_pi >= 1
+    std::vector<std::pair<int, double>> pick;
+    for (const Scenario& sc : d.alts) {
+      const int y = mip.AddCol(0, 1, 0, true);
+      pick.push_back({y, 1});
+      for (const OpRow& row : sc.rows) {
+        double rhs = 0;
+        std::vector<std::pair<int, double>> terms = cover(row, &rhs);
+        terms.push_back({y, -rhs});
+        mip.AddRow(terms, 0, milp::Model::Inf());
+      }
+    }
+    mip.AddRow(pick, 1, milp::Model::Inf());
+  }
+  for (int t = 0; t < nt; ++t) {
+    if (reload_var[t] < 0) continue;
+    std::vector<std::pair<int, double>> sum = {{reload_var[t], 1}};
+    for (int v : gap_var[t])
+      if (v >= 0) sum.push_back({v, -1});
+    mip.AddRow(sum, 0, milp::Model::Inf());
+    if (out_var[t] >= 0) mip.AddRow({{reload_var[t], 1}, {out_var[t], -1}}, 0, milp::Model::Inf());
+  }
+  milp::SolveOptions so;
+  so.time_limit_s = time_limit_s;
+  so.verbose = verbose;
+  milp::Result r = mip.Solve(so);
+  b->ilp_run = true;
+  b->vars = mip.num_cols();
+  b->rows = mip.num_rows();
+  b->ilp_optimal = r.optimal;
+  b->ilp_hit_limit = r.hit_limit && !r.optimal;
+  const double units = r.optimal ? r.objective : r.bound;
+  b->ilp_bytes = static_cast<int64_t>(std::max(0.0, std::ceil(units - 1e-6))) * g;
+  b->detail += "; cover ILP " + std::to_string(b->vars) + " vars, " + std::to_string(b->rows) + " rows: " +
+              (r.optimal ? "optimal " : b->ilp_hit_limit ? "time limit, bound " : "bound ") +
+              std::to_string(b->ilp_bytes) + " B";
+}
+
 }  // namespace
 
 double GapPercent(int64_t bytes, int64_t bound) {
@@ -447,79 +524,10 @@ StatusOr<SpillBound> LowerBoundAllOrders(const SpillProblem& p, const SpillBound
              std::to_string(groups.size()) + " order disjunctions" +
              (disjunctions_cut ? " (the time limit stopped their search)" : "");
 
-  if (o.use_ilp && (!rows.empty() || !groups.empty())) {
-    // Units: the gcd of the tensors' bytes (every left-hand side is a multiple of it).
-    int64_t g = 0;
-    for (const SpillTensor& t : p.tensors) g = std::gcd(g, t.bytes);
-    g = std::max<int64_t>(g, 1);
-    milp::Model mip;
-    std::vector<std::vector<int>> gap_var(nt);
-    std::vector<int> out_var(nt, -1), spill_var(nt, -1), reload_var(nt, -1);
-    auto unit = [&](int t) { return static_cast<double>(p.tensors[t].bytes / g); };
-    auto drop_var = [&](const LiveEntry& e) {
-      const int t = e.tensor;
-      if (reload_var[t] < 0) {
-        reload_var[t] = mip.AddCol(0, milp::Model::Inf(), unit(t), false);
-        if (PlainActivation(p.tensors[t])) spill_var[t] = mip.AddCol(0, 1, unit(t), false);
-        gap_var[t].assign(life[t].chain.empty() ? 0 : life[t].chain.size() - 1, -1);
-      }
-      int& v = e.gap >= 0 ? gap_var[t][e.gap] : out_var[t];
-      if (v < 0) {
-        v = mip.AddCol(0, 1, 0, true);
-        if (spill_var[t] >= 0) mip.AddRow({{spill_var[t], 1}, {v, -1}}, 0, milp::Model::Inf());
-      }
-      return v;
-    };
-    // A row's cover: sum of the live tensors' drop binaries times their bytes >= the excess, each
-    // coefficient capped at the excess (equivalent for binaries, and a tighter LP relaxation).
-    auto cover = [&](const OpRow& row, double* rhs) {
-      *rhs = std::ceil(static_cast<double>(row.excess) / static_cast<double>(g) - 1e-9);
-      std::vector<std::pair<int, double>> terms;
-      for (const LiveEntry& e : row.live) terms.push_back({drop_var(e), std::min(unit(e.tensor), *rhs)});
-      return terms;
-    };
-    for (const OpRow& row : rows) {
-      double rhs = 0;
-      std::vector<std::pair<int, double>> terms = cover(row, &rhs);
-      mip.AddRow(terms, rhs, milp::Model::Inf());
-    }
-    for (const Disjunction& d : groups) {  // one relative order's rows hold: sum_pi y_pi >= 1
-      std::vector<std::pair<int, double>> pick;
-      for (const Scenario& sc : d.alts) {
-        const int y = mip.AddCol(0, 1, 0, true);
-        pick.push_back({y, 1});
-        for (const OpRow& row : sc.rows) {
-          double rhs = 0;
-          std::vector<std::pair<int, double>> terms = cover(row, &rhs);
-          terms.push_back({y, -rhs});
-          mip.AddRow(terms, 0, milp::Model::Inf());
-        }
-      }
-      mip.AddRow(pick, 1, milp::Model::Inf());
-    }
-    for (int t = 0; t < nt; ++t) {
-      if (reload_var[t] < 0) continue;
-      std::vector<std::pair<int, double>> sum = {{reload_var[t], 1}};
-      for (int v : gap_var[t])
-        if (v >= 0) sum.push_back({v, -1});
-      mip.AddRow(sum, 0, milp::Model::Inf());
-      if (out_var[t] >= 0) mip.AddRow({{reload_var[t], 1}, {out_var[t], -1}}, 0, milp::Model::Inf());
-    }
-    milp::SolveOptions so;
-    so.time_limit_s = std::max(0.05, o.time_limit_s - std::chrono::duration<double>(Clock::now() - t0).count());
-    so.verbose = o.verbose;
-    milp::Result r = mip.Solve(so);
-    b.ilp_run = true;
-    b.vars = mip.num_cols();
-    b.rows = mip.num_rows();
-    b.ilp_optimal = r.optimal;
-    b.ilp_hit_limit = r.hit_limit && !r.optimal;
-    const double units = r.optimal ? r.objective : r.bound;
-    b.ilp_bytes = static_cast<int64_t>(std::max(0.0, std::ceil(units - 1e-6))) * g;
-    b.detail += "; cover ILP " + std::to_string(b.vars) + " vars, " + std::to_string(b.rows) + " rows: " +
-                (r.optimal ? "optimal " : b.ilp_hit_limit ? "time limit, bound " : "bound ") +
-                std::to_string(b.ilp_bytes) + " B";
-  }
+  if (o.use_ilp && (!rows.empty() || !groups.empty()))
+    SolveCoverIlp(p, life, rows, groups,
+                  std::max(0.05, o.time_limit_s - std::chrono::duration<double>(Clock::now() - t0).count()), o.verbose,
+                  &b);
   b.bytes = std::max(b.working_set_bytes, b.ilp_bytes);
   b.seconds = std::chrono::duration<double>(Clock::now() - t0).count();
   b.detail += Fmt(", %.3f s", b.seconds);
