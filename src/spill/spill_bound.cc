@@ -4,6 +4,9 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <functional>
+#include <limits>
+#include <map>
 #include <numeric>
 #include <vector>
 
@@ -152,6 +155,26 @@ double Fractional(const SpillProblem& p, const OpRow& row) {
   return static_cast<double>(cheap) + 2.0 * static_cast<double>(row.excess - cheap);
 }
 
+// A lower bound on the cost of covering one row with whole tensors (each dropped tensor costs a reload,
+// plus a spill for a plain activation): a cover either drops one tensor of at least the excess (the
+// cheapest such) or only smaller ones (at least their fractional cover; none when they do not reach it).
+double IntegralCover(const SpillProblem& p, const OpRow& row) {
+  double big = std::numeric_limits<double>::infinity();
+  OpRow small{row.op, row.excess, {}};
+  int64_t small_bytes = 0;
+  for (const LiveEntry& e : row.live) {
+    const SpillTensor& t = p.tensors[e.tensor];
+    const double cost = static_cast<double>(t.bytes) * (PlainActivation(t) ? 2 : 1);
+    if (t.bytes >= row.excess) {
+      big = std::min(big, cost);
+    } else {
+      small.live.push_back(e);
+      small_bytes += t.bytes;
+    }
+  }
+  return small_bytes >= row.excess ? std::min(big, Fractional(p, small)) : big;
+}
+
 std::string Fmt(const char* f, double v) {
   char buf[64];
   std::snprintf(buf, sizeof(buf), f, v);
@@ -277,6 +300,27 @@ struct BoundGraph {
   const std::vector<TensorLife>& life;
 };
 
+// Row a implies row b for binary drops: same op, at least b's excess, and only tensors (and gaps) of b.
+bool Implies(const OpRow& a, const OpRow& b) {
+  if (a.op != b.op || a.excess < b.excess) return false;
+  size_t k = 0;
+  for (const LiveEntry& e : a.live) {
+    while (k < b.live.size() && b.live[k].tensor < e.tensor) ++k;
+    if (k == b.live.size() || b.live[k].tensor != e.tensor || b.live[k].gap != e.gap) return false;
+  }
+  return true;
+}
+
+// Every row of b is implied by a row of a (a's rows allow fewer drop choices).
+bool Stronger(const Scenario& a, const Scenario& b) {
+  for (const OpRow& rb : b.rows) {
+    bool implied = false;
+    for (const OpRow& ra : a.rows) implied = implied || Implies(ra, rb);
+    if (!implied) return false;
+  }
+  return true;
+}
+
 // The rows of one relative order `pi` of a cluster; false when no order realises it.
 bool ScenarioRows(const BoundGraph& g, const std::vector<int>& pi, bool last_only, Scenario* out) {
   for (size_t i = last_only ? pi.size() - 1 : 0; i < pi.size(); ++i) {
@@ -305,6 +349,20 @@ Disjunction ClusterDisjunction(const BoundGraph& g, std::vector<int> cluster, bo
     if (sc.rows.empty()) return Disjunction{};
     d.alts.push_back(std::move(sc));
   } while (std::next_permutation(cluster.begin(), cluster.end()));
+  // A relative order whose rows imply all of another's is dropped (the other allows more), so the ILP
+  // keeps only the weakest ones (one left: its rows hold in every order).
+  std::vector<bool> dominated(d.alts.size(), false);
+  for (size_t i = 0; i < d.alts.size(); ++i) {
+    for (size_t k = 0; k < d.alts.size() && !dominated[i]; ++k) {
+      if (k == i || !Stronger(d.alts[i], d.alts[k])) continue;
+      // Equivalent scenarios: keep the first.
+      dominated[i] = !Stronger(d.alts[k], d.alts[i]) || k < i;
+    }
+  }
+  std::vector<Scenario> kept;
+  for (size_t i = 0; i < d.alts.size(); ++i)
+    if (!dominated[i]) kept.push_back(std::move(d.alts[i]));
+  d.alts = std::move(kept);
   return d;
 }
 
@@ -360,14 +418,18 @@ std::vector<Disjunction> Disjunctions(const BoundGraph& g, Clock::time_point dea
   return out;
 }
 
-// The joint cover ILP (spill_bound.h): its optimum, or CBC's proved bound at the time limit, into *b.
-void SolveCoverIlp(const SpillProblem& p, const std::vector<TensorLife>& life, const std::vector<OpRow>& rows,
-                   const std::vector<Disjunction>& groups, double time_limit_s, bool verbose, SpillBound* b) {
+struct CoverPart {
+  int64_t units = 0;  // the component's optimum or CBC's proved bound, rounded up
+  bool optimal = false, hit_limit = false;
+  int vars = 0, rows = 0;
+};
+
+// The cover ILP of one component (rows and disjunctions over tensors no other component uses). Without
+// `with_choices` the disjunctions enter only through their cost cuts (a relaxation CBC solves fast).
+CoverPart SolveCoverComponent(const SpillProblem& p, const std::vector<TensorLife>& life,
+                              const std::vector<OpRow>& rows, const std::vector<Disjunction>& groups, int64_t g,
+                              bool with_choices, double time_limit_s, bool verbose) {
   const int nt = static_cast<int>(p.tensors.size());
-  // Units: the gcd of the tensors' bytes (every left-hand side is a multiple of it).
-  int64_t g = 0;
-  for (const SpillTensor& t : p.tensors) g = std::gcd(g, t.bytes);
-  g = std::max<int64_t>(g, 1);
   milp::Model mip;
   std::vector<std::vector<int>> gap_var(nt);
   std::vector<int> out_var(nt, -1), spill_var(nt, -1), reload_var(nt, -1);
@@ -379,6 +441,7 @@ void SolveCoverIlp(const SpillProblem& p, const std::vector<TensorLife>& life, c
       if (PlainActivation(p.tensors[t])) spill_var[t] = mip.AddCol(0, 1, unit(t), false);
       gap_var[t].assign(life[t].chain.empty() ? 0 : life[t].chain.size() - 1, -1);
     }
+    if (e.gap == -2) return -1;  // only the tensor's spill and reload columns
     int& v = e.gap >= 0 ? gap_var[t][e.gap] : out_var[t];
     if (v < 0) {
       v = mip.AddCol(0, 1, 0, true);
@@ -394,12 +457,46 @@ void SolveCoverIlp(const SpillProblem& p, const std::vector<TensorLife>& life, c
     for (const LiveEntry& e : row.live) terms.push_back({drop_var(e), std::min(unit(e.tensor), *rhs)});
     return terms;
   };
+  // Cost cuts: the spill and reload bytes of a row's tensors are at least its integral cover's cost (for
+  // a disjunction: of the tensors of all its rows, at least the cheapest relative order's largest).
+  auto cost_cut = [&](const std::vector<int>& tensors, double least_bytes) {
+    std::vector<std::pair<int, double>> terms;
+    for (int t : tensors) {
+      drop_var(LiveEntry{t, -2});
+      terms.push_back({reload_var[t], unit(t)});
+      if (spill_var[t] >= 0) terms.push_back({spill_var[t], unit(t)});
+    }
+    const double rhs = std::ceil(least_bytes / static_cast<double>(g) - 1e-9);
+    if (!with_choices && rhs > 0 && std::isfinite(rhs)) mip.AddRow(terms, rhs, milp::Model::Inf());
+  };
+  auto tensors_of = [](const OpRow& row, std::vector<int>* out) {
+    for (const LiveEntry& e : row.live) out->push_back(e.tensor);
+  };
   for (const OpRow& row : rows) {
     double rhs = 0;
     std::vector<std::pair<int, double>> terms = cover(row, &rhs);
     mip.AddRow(terms, rhs, milp::Model::Inf());
+    std::vector<int> ts;
+    tensors_of(row, &ts);
+    cost_cut(ts, IntegralCover(p, row));
+  }
+  for (const Disjunction& d : groups) {
+    std::vector<int> ts;
+    double least = std::numeric_limits<double>::infinity();
+    for (const Scenario& sc : d.alts) {
+      double most = 0;
+      for (const OpRow& row : sc.rows) {
+        tensors_of(row, &ts);
+        most = std::max(most, IntegralCover(p, row));
+      }
+      least = std::min(least, most);
+    }
+    std::sort(ts.begin(), ts.end());
+    ts.erase(std::unique(ts.begin(), ts.end()), ts.end());
+    cost_cut(ts, least);
   }
   for (const Disjunction& d : groups) {  // one relative order's rows hold: sum_pi y_pi >= 1
+    if (!with_choices) break;
     std::vector<std::pair<int, double>> pick;
     for (const Scenario& sc : d.alts) {
       const int y = mip.AddCol(0, 1, 0, true);
@@ -425,16 +522,97 @@ void SolveCoverIlp(const SpillProblem& p, const std::vector<TensorLife>& life, c
   so.time_limit_s = time_limit_s;
   so.verbose = verbose;
   milp::Result r = mip.Solve(so);
+  CoverPart part;
+  part.vars = mip.num_cols();
+  part.rows = mip.num_rows();
+  part.optimal = r.optimal;
+  part.hit_limit = r.hit_limit && !r.optimal;
+  // Every integer solution's objective is a whole number of units.
+  part.units = static_cast<int64_t>(std::max(0.0, std::ceil((r.optimal ? r.objective : r.bound) - 1e-6)));
+  return part;
+}
+
+// The joint cover ILP (spill_bound.h), split into the components of the tensors its rows share (each
+// solved alone, in order of size, with what is left of the time; their optima add up): the sum of the
+// components' optima or proved bounds into *b (a component the time limit skips adds 0).
+void SolveCoverIlp(const SpillProblem& p, const std::vector<TensorLife>& life, const std::vector<OpRow>& rows,
+                   const std::vector<Disjunction>& groups, double time_limit_s, bool verbose, SpillBound* b) {
+  const Clock::time_point t0 = Clock::now();
+  const int nt = static_cast<int>(p.tensors.size());
+  // Units: the gcd of the tensors' bytes (every left-hand side is a multiple of it).
+  int64_t g = 0;
+  for (const SpillTensor& t : p.tensors) g = std::gcd(g, t.bytes);
+  g = std::max<int64_t>(g, 1);
+  std::vector<int> root(nt);
+  std::iota(root.begin(), root.end(), 0);
+  std::function<int(int)> find = [&](int t) { return root[t] == t ? t : root[t] = find(root[t]); };
+  int anchor = -1;
+  auto join = [&](const OpRow& row) {
+    for (const LiveEntry& e : row.live) {
+      if (anchor >= 0) root[find(e.tensor)] = find(anchor);
+      anchor = e.tensor;
+    }
+  };
+  for (const OpRow& row : rows) {
+    anchor = -1;
+    join(row);
+  }
+  for (const Disjunction& d : groups) {
+    anchor = -1;
+    for (const Scenario& sc : d.alts)
+      for (const OpRow& row : sc.rows) join(row);
+  }
+  auto first_tensor = [](const OpRow& row) { return row.live.empty() ? -1 : row.live[0].tensor; };
+  std::map<int, std::pair<std::vector<OpRow>, std::vector<Disjunction>>> comps;
+  for (const OpRow& row : rows)
+    if (first_tensor(row) >= 0) comps[find(first_tensor(row))].first.push_back(row);
+  for (const Disjunction& d : groups) {
+    int t = -1;
+    for (const Scenario& sc : d.alts)
+      for (const OpRow& row : sc.rows) t = t >= 0 ? t : first_tensor(row);
+    if (t >= 0) comps[find(t)].second.push_back(d);
+  }
+  std::vector<const std::pair<std::vector<OpRow>, std::vector<Disjunction>>*> order;
+  for (const auto& [key, c] : comps) order.push_back(&c);
+  std::stable_sort(order.begin(), order.end(), [](const auto* a, const auto* c) {
+    return a->first.size() + 4 * a->second.size() < c->first.size() + 4 * c->second.size();
+  });
+  // Per component: the relaxation without the choice binaries first (fast), then the full model with
+  // what is left, which replaces it when CBC proves its optimum (the first relaxes the second).
+  int64_t units = 0;
+  int solved = 0, skipped = 0;
+  bool optimal = true, hit = false;
+  std::vector<int64_t> best(order.size(), 0);
+  std::vector<bool> done(order.size(), false);
+  for (int pass = 0; pass < 2; ++pass) {
+    for (size_t i = 0; i < order.size(); ++i) {
+      const auto* c = order[i];
+      if (done[i] || (pass == 1 && c->second.empty())) continue;
+      const double left = time_limit_s - std::chrono::duration<double>(Clock::now() - t0).count();
+      if (left <= 0.02) continue;
+      const CoverPart part = SolveCoverComponent(p, life, c->first, c->second, g, pass == 1, left, verbose);
+      // The full model counts only when proved (its bound at a time limit would vary run to run).
+      if (pass == 0 || part.optimal) best[i] = std::max(best[i], part.units);
+      done[i] = part.optimal && (pass == 1 || c->second.empty());
+      b->vars = std::max(b->vars, part.vars);
+      b->rows = std::max(b->rows, part.rows);
+    }
+  }
+  for (size_t i = 0; i < order.size(); ++i) {
+    units += best[i];
+    solved += best[i] > 0 || done[i];
+    skipped += !done[i] && best[i] == 0;
+    optimal = optimal && done[i];
+  }
+  hit = !optimal;
   b->ilp_run = true;
-  b->vars = mip.num_cols();
-  b->rows = mip.num_rows();
-  b->ilp_optimal = r.optimal;
-  b->ilp_hit_limit = r.hit_limit && !r.optimal;
-  const double units = r.optimal ? r.objective : r.bound;
-  b->ilp_bytes = static_cast<int64_t>(std::max(0.0, std::ceil(units - 1e-6))) * g;
-  b->detail += "; cover ILP " + std::to_string(b->vars) + " vars, " + std::to_string(b->rows) + " rows: " +
-              (r.optimal ? "optimal " : b->ilp_hit_limit ? "time limit, bound " : "bound ") +
-              std::to_string(b->ilp_bytes) + " B";
+  b->ilp_optimal = optimal;
+  b->ilp_hit_limit = hit;
+  b->ilp_bytes = units * g;
+  b->detail += "; cover ILP " + std::to_string(b->vars) + " vars, " + std::to_string(b->rows) + " rows in " +
+               std::to_string(solved) + " components" +
+               (skipped ? " (" + std::to_string(skipped) + " not solved within the time limit)" : "") + ": " +
+               (optimal ? "optimal " : hit ? "time limit, bound " : "bound ") + std::to_string(b->ilp_bytes) + " B";
 }
 
 }  // namespace
@@ -496,7 +674,7 @@ StatusOr<SpillBound> LowerBoundAllOrders(const SpillProblem& p, const SpillBound
   b.disjunctions = static_cast<int>(groups.size());
   int worst_op = -1;
   for (const OpRow& row : rows) {
-    const int64_t f = static_cast<int64_t>(std::ceil(Fractional(p, row) - 1e-9));
+    const int64_t f = static_cast<int64_t>(std::ceil(IntegralCover(p, row) - 1e-9));
     if (f > b.working_set_bytes) {
       b.working_set_bytes = f;
       worst_op = row.op;
@@ -507,7 +685,7 @@ StatusOr<SpillBound> LowerBoundAllOrders(const SpillProblem& p, const SpillBound
     double least = -1;
     for (const Scenario& sc : groups[gi].alts) {
       double most = 0;
-      for (const OpRow& row : sc.rows) most = std::max(most, Fractional(p, row));
+      for (const OpRow& row : sc.rows) most = std::max(most, IntegralCover(p, row));
       least = least < 0 ? most : std::min(least, most);
     }
     const int64_t f = static_cast<int64_t>(std::ceil(least - 1e-9));
