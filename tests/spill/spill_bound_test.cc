@@ -142,9 +142,9 @@ TEST(SpillBoundTest, OrderDependentLivenessIsNotCounted) {
 // A NAS cell output read by two heavy ops (NASNet's ReLU of h_k for cells k+1 and k+2), each followed
 // by a shrinking op: x(in,6) -A-> h(6); R1: h -> r1(6) and R2: h -> r2(6) (W = 12 = budget); C1: r1 -> c1(1),
 // C2: r2 -> c2(1) (W = 7); D: c1, c2 -> y(out,1). Whichever R runs first, at the other R or at the first's
-// C (h still needed) a 6-byte tensor must be dropped: spill + reload = 12 = the optimum. Each op alone
-// has an order without traffic (the old per-op rows bound 2: c2 dropped at R1); only the disjunction over
-// the relative orders of {R1, C1, R2, C2} sees the 12.
+// C (h still needed) a 6-byte tensor must be dropped: spill + reload = 12 = the optimum. The per-op rows
+// alone see only a 1-byte tensor dropped at each R (each op has an order with little live); the
+// disjunction over the relative orders of {R1, C1, R2, C2} sees the 12.
 TEST(SpillBoundTest, TwoHeavyReadersOfOneTensorForceADrop) {
   SpillProblem p;
   int x = AddTensor(&p, "x", 6, true);
