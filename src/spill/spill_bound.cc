@@ -609,8 +609,8 @@ void SolveCoverIlp(const SpillProblem& p, const std::vector<TensorLife>& life, c
   b->ilp_optimal = optimal;
   b->ilp_hit_limit = hit;
   b->ilp_bytes = units * g;
-  b->detail += "; cover ILP " + std::to_string(b->vars) + " vars, " + std::to_string(b->rows) + " rows in " +
-               std::to_string(solved) + " components" +
+  b->detail += "; cover ILP " + std::to_string(b->vars) + " vars, " + std::to_string(b->rows) + " rows" +
+               (order.size() > 1 ? " in " + std::to_string(solved) + " components" : std::string()) +
                (skipped ? " (" + std::to_string(skipped) + " not solved within the time limit)" : "") + ": " +
                (optimal ? "optimal " : hit ? "time limit, bound " : "bound ") + std::to_string(b->ilp_bytes) + " B";
 }
@@ -698,9 +698,11 @@ StatusOr<SpillBound> LowerBoundAllOrders(const SpillProblem& p, const SpillBound
   b.detail = std::to_string(rows.size()) + " of " + std::to_string(n) + " ops forced to drop live tensors; working-set bound " +
              std::to_string(b.working_set_bytes) + " B" +
              (worst_op >= 0 ? " (op '" + p.ops[worst_op].name + "')" : "") +
-             (worst_group >= 0 ? " (a disjunction over relative orders)" : "") + "; " +
-             std::to_string(groups.size()) + " order disjunctions" +
-             (disjunctions_cut ? " (the time limit stopped their search)" : "");
+             (worst_group >= 0 ? " (a disjunction over relative orders)" : "") +
+             (groups.empty() && !disjunctions_cut
+                  ? std::string()
+                  : "; " + std::to_string(groups.size()) + " order disjunctions" +
+                        (disjunctions_cut ? " (the time limit stopped their search)" : ""));
 
   if (o.use_ilp && (!rows.empty() || !groups.empty()))
     SolveCoverIlp(p, life, rows, groups,
