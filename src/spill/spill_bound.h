@@ -11,8 +11,8 @@
 // N_o its necessarily-live tensors, at least E_o = W_o + bytes(N_o) - budget bytes of N_o are dropped
 // around o.
 //
-//  * working-set bound: max over ops of the fractional knapsack cover of E_o (drop reload-only tensors
-//    first at cost 1 per byte, then plain activations at 2 per byte): the LP optimum of one op's row.
+//  * working-set bound: max over ops of the integral cover bound of E_o (below; at least the fractional
+//    knapsack cover: reload-only tensors first at cost 1 per byte, then plain activations at 2 per byte).
 //  * joint cover bound (an ILP over all ops at once, solved by CBC): per tensor, a longest chain of its
 //    accesses under the ancestor relation splits its life into gaps; an op that lies between chain
 //    accesses j and j+1 in every order lies in gap j, and drops in different gaps need different
@@ -21,6 +21,25 @@
 //    reloads R[t] >= sum_j r[t][j] and >= z[t]. Rows: for every op with E_o > 0, the bytes of its
 //    necessarily-live tensors marked dropped there cover E_o. Objective: spill + reload bytes. Its
 //    optimum, or CBC's proved bound when the time limit stops it, bounds every order's optimum.
+//  * order disjunctions (both bounds): every order runs the ops of a small cluster C in some relative
+//    order pi that respects the dependencies. Under pi, at an op o of C the cluster ops before o (and
+//    their ancestors) are in o's down-set and those after it (and their descendants) are not: the min
+//    cut with these constraints gives the least live bytes at o, and the possibly-live tensors and the
+//    chain gaps are those of the orders realising pi. A realisable pi whose ops all fit makes the
+//    cluster vacuous; otherwise the cover ILP gets a binary per pi (at least one chosen) switching its
+//    rows on, and the working-set bound the cheapest pi's largest integral cover bound. Clusters: the input
+//    producers of a join (one runs last), and two heavy ops (W above half the budget) that no
+//    dependency orders, each with its heaviest heavy reader (e.g. a NAS cell output read by two ReLUs,
+//    each followed by a 1x1 conv: whichever runs first leaves a map live at a heavy op). Built within
+//    half the time limit (the detail says when it stopped them).
+//  Cover coefficients are capped at the row's excess (the same integer rows, a tighter LP).
+//  Integral covers: a row is covered by whole tensors, so its cost is at least min(the cheapest tensor
+//  of at least the excess, the fractional cover by the smaller ones); this is the working-set bound's
+//  per-row value, and a cost cut (the spill + reload bytes of the row's tensors, or of a disjunction's,
+//  at least that value) in a first relaxation of the cover ILP without the choice binaries, which CBC
+//  solves fast. The ILP is split into components of shared tensors; per component the larger of the
+//  relaxation's bound and the full model's optimum (with what is left of the time; only when
+//  CBC proves it, so that a time limit does not make the bound vary run to run) counts.
 //
 // Graphs of more than 20000 ops get bound 0 (the detail says so).
 // Only data dependencies order the ops here (the solvers' extra conservative edges behind view ops only
@@ -50,6 +69,7 @@ struct SpillBound {
   bool ilp_optimal = false;       // CBC proved the joint cover ILP's optimum
   bool ilp_hit_limit = false;
   int forced_ops = 0;             // ops with E_o > 0 (rows of the ILP)
+  int disjunctions = 0;           // order disjunctions with rows (see above)
   int vars = 0, rows = 0;
   double seconds = 0;
   std::string detail;

@@ -38,8 +38,16 @@ TEST(ZooVerify, CosmaPlansReportTheBoundOverAllOrders) {
     // is the same bound whichever strategy computed it (it does not depend on the order).
     EXPECT_GT(lb, 0);
     EXPECT_LE(lb, bytes);
-    if (bound >= 0) EXPECT_EQ(lb, bound);
-    bound = lb;
+    // Unless a time limit cut the bound's own search (its detail in the notes says so; the machine's
+    // load decides), it is the same bound.
+    bool bound_cut = false;
+    for (const auto& n : j["notes"]) {
+      const std::string note = n.get<std::string>();
+      bound_cut = bound_cut || note.find("stopped their search") != std::string::npos ||
+                  note.find("time limit, bound") != std::string::npos;
+    }
+    if (bound >= 0 && !bound_cut) EXPECT_EQ(lb, bound);
+    if (!bound_cut) bound = lb;
     EXPECT_NEAR(m["noncompulsory_gap_pct"].get<double>(), 100.0 * static_cast<double>(bytes - lb) / bytes, 1e-9);
   }
   // Baselines carry no bound.
