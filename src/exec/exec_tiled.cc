@@ -193,6 +193,30 @@ ir::Graph ScratchGraph(const ir::Graph& g) {
 
 namespace {
 
+// Why the plan's strips of a group do not fit the global buffer in the executor: ISOA outputs
+// that operators of the group read are held with every channel (the executor does not run ISOA
+// inside a group, the plan counts T_c channels of them), or else the windows differ from the
+// model's working set (group.buffer_bytes).
+std::string TiledOverflowWhy(const ir::Graph& g, const TiledSchedule& base, const plan::TiledGroup& tg,
+                             int64_t need, int64_t capacity) {
+  std::string isoa_inside;
+  for (const TiledTensor& t : base.tensors) {
+    if (t.producer < 0 || t.direct) continue;
+    const std::string& producer = base.ops[t.producer]->name;
+    if (std::find(tg.isoa.begin(), tg.isoa.end(), producer) == tg.isoa.end()) continue;
+    isoa_inside += (isoa_inside.empty() ? "'" : ", '") + g.tensor(t.id).name + "'";
+  }
+  const std::string holds = std::string("its windows") + (base.params_resident ? " and resident parameters" : "") +
+                            " need " + std::to_string(need) + " bytes of the global buffer, which has " +
+                            std::to_string(capacity);
+  if (!isoa_inside.empty())
+    return holds + ": the executor holds every channel of the ISOA output(s) " + isoa_inside +
+           " that operators of the group read (ISOA inside a group is not executed), where the plan counts " +
+           std::to_string(tg.tile_channels) + " channels (group.buffer_bytes " + std::to_string(tg.buffer_bytes) + ")";
+  return holds + "; the plan's working set (group.buffer_bytes) is " + std::to_string(tg.buffer_bytes) +
+         " bytes: the executor's windows hold more rows than the tile model counts";
+}
+
 // The strips of a group for `tiles`: targets backwards from the group outputs, runs forwards,
 // windows from what the consumers still need; then the layout in the buffer and the DRAM bytes.
 StatusOr<TiledSchedule> ScheduleStrips(const ir::Graph& g, const Builder& b, const TiledSchedule& base,
@@ -247,8 +271,10 @@ StatusOr<TiledSchedule> ScheduleStrips(const ir::Graph& g, const Builder& b, con
     }
     std::vector<int64_t> slot_lo(nt, INT64_MAX), slot_hi(nt, 0);
     for (size_t t = 0; t < nt; ++t) {
-      slot_lo[b.slot[t]] = std::min(slot_lo[b.slot[t]], keep[t]);
-      slot_hi[b.slot[t]] = std::max(slot_hi[b.slot[t]], target[t]);
+      // In the owner's rows (an in-situ view may have other rows over the same bytes).
+      const int64_t rb = ts.tensors[t].row_bytes, orb = ts.tensors[b.slot[t]].row_bytes;
+      slot_lo[b.slot[t]] = std::min(slot_lo[b.slot[t]], keep[t] * rb / orb);
+      slot_hi[b.slot[t]] = std::max(slot_hi[b.slot[t]], CeilDiv(target[t] * rb, orb));
     }
     for (size_t t = 0; t < nt; ++t)
       if (b.slot[t] == static_cast<int>(t)) window[t] = std::max(window[t], slot_hi[t] - slot_lo[t]);
@@ -278,8 +304,18 @@ StatusOr<TiledSchedule> ScheduleStrips(const ir::Graph& g, const Builder& b, con
       return Mismatch(where + ": op '" + ops[i]->name + "' computes " + std::to_string(done[i]) + " of " +
                       std::to_string(ts.tensors[b.info[i].out[0]].rows) + " rows in " + std::to_string(ts.tiles) +
                       " strips");
-  // Layout: windows, then resident parameters.
+  // Layout: streaming global pooling's int32 sums per channel, resident parameters, then the
+  // windows (no alignment padding between them for int8 and float32 groups).
   int64_t cursor = 0;
+  for (TiledOp& oi : ts.op_info)
+    if (oi.stream) {
+      oi.sums_offset = cursor;
+      cursor += 4 * g.tensor(ts.tensors[oi.out[0]].id).shape.back();
+    }
+  if (ts.params_resident) {
+    ts.param_offset = cursor;
+    cursor += ts.param_bytes;
+  }
   for (size_t t = 0; t < nt; ++t) {
     TiledTensor& x = ts.tensors[t];
     if (b.slot[t] != static_cast<int>(t)) continue;
@@ -294,17 +330,6 @@ StatusOr<TiledSchedule> ScheduleStrips(const ir::Graph& g, const Builder& b, con
     if (b.slot[t] != static_cast<int>(t)) {
       ts.tensors[t].offset = ts.tensors[b.slot[t]].offset;
       ts.tensors[t].window_rows = ts.tensors[b.slot[t]].window_rows;
-    }
-  if (ts.params_resident) {
-    cursor = AlignUp(cursor, 8);
-    ts.param_offset = cursor;
-    cursor += ts.param_bytes;
-  }
-  for (TiledOp& oi : ts.op_info)  // streaming global pooling: int32 sums per channel
-    if (oi.stream) {
-      cursor = AlignUp(cursor, 4);
-      oi.sums_offset = cursor;
-      cursor += 4 * g.tensor(ts.tensors[oi.out[0]].id).shape.back();
     }
   ts.working_bytes = cursor;
   // DRAM bytes: the group inputs' and outputs' rows once, parameters once or per strip that runs an op.
@@ -403,11 +428,15 @@ StatusOr<TiledSchedule> BuildTiledSchedule(const ir::Graph& g, const plan::Plan&
   for (size_t i = 0; i < ops.size(); ++i) {
     const ir::Op& op = *ops[i];
     const OpInfo& oi = b.info[i];
-    if (!oi.rowwise || !ir::IsUnaryElementwise(op.type) || oi.in.empty() || oi.in[0] < 0) continue;
+    if (oi.in.empty() || oi.in[0] < 0 || oi.out.size() != 1) continue;
     const TiledTensor& x = base.tensors[oi.in[0]];
-    if (x.producer < 0 || x.to_dram || base.tensors[oi.out[0]].direct || g.tensor(x.id).consumers.size() != 1 || x.rows != base.tensors[oi.out[0]].rows ||
-        x.row_bytes != base.tensors[oi.out[0]].row_bytes)
-      continue;
+    const TiledTensor& y = base.tensors[oi.out[0]];
+    if (x.producer < 0 || x.to_dram || y.direct || g.tensor(x.id).consumers.size() != 1) continue;
+    // A unary element-wise op rewrites its input's rows; a view on whole operands is its input's
+    // bytes (the fusion model merges both into the op they follow: one feature map).
+    const bool unary = oi.rowwise && ir::IsUnaryElementwise(op.type) && x.rows == y.rows && x.row_bytes == y.row_bytes;
+    const bool view = !oi.rowwise && ir::IsViewOp(op.type) && x.rows * x.row_bytes == y.rows * y.row_bytes;
+    if (!unary && !view) continue;
     base.tensors[oi.out[0]].in_situ = true;
     b.slot[oi.out[0]] = b.slot[oi.in[0]];
     base.tensors[oi.out[0]].share = b.slot[oi.in[0]];
@@ -418,21 +447,17 @@ StatusOr<TiledSchedule> BuildTiledSchedule(const ir::Graph& g, const plan::Plan&
   auto schedule = [&](int64_t tiles) { return ScheduleStrips(g, b, base, tiles, where); };
   SP_ASSIGN_OR_RETURN(TiledSchedule planned, schedule(tg.tiles));
   if (planned.working_bytes <= capacity) return planned;
-  // The plan's strips do not fit with every channel held (ISOA's T_c-channel outputs need partial
-  // sums the int8 kernels do not keep): the fewest strips that fit, if any.
+  // The plan's strips do not fit: the fewest strips that fit, if any, and why.
+  const std::string why = TiledOverflowWhy(g, base, tg, planned.working_bytes, capacity);
   int64_t max_tiles = 1;
   for (const TiledTensor& t : base.tensors) max_tiles = std::max(max_tiles, t.rows);
   for (int64_t tiles = tg.tiles + 1; tiles <= max_tiles; ++tiles) {
     SP_ASSIGN_OR_RETURN(TiledSchedule ts, schedule(tiles));
     if (ts.working_bytes > capacity) continue;
-    ts.note = "runs " + std::to_string(tiles) + " strips instead of the plan's " + std::to_string(tg.tiles) +
-              ": with every channel held, the plan's strips need " + std::to_string(planned.working_bytes) +
-              " bytes";
+    ts.note = "runs " + std::to_string(tiles) + " strips instead of the plan's " + std::to_string(tg.tiles) + ": " + why;
     return ts;
   }
-  return Mismatch(where + ": its windows" + (base.params_resident ? std::string(" and resident parameters") : "") +
-                  " need " + std::to_string(planned.working_bytes) + " bytes of the global buffer, which has " +
-                  std::to_string(capacity) + ", and no strip count up to " + std::to_string(max_tiles) + " fits");
+  return Mismatch(where + ": " + why + "; no strip count up to " + std::to_string(max_tiles) + " fits");
 }
 
 }  // namespace sramplan::exec
@@ -466,9 +491,13 @@ class TileRunner {
 
  private:
   int Owner(int t) const { return ts_.tensors[t].share >= 0 ? ts_.tensors[t].share : t; }
+  // The first byte its window holds, from the start of the image's tensor (the owner's rows).
+  int64_t LoBytes(int t) const { return lo_[Owner(t)] * ts_.tensors[Owner(t)].row_bytes; }
+  // The first row of t its window holds.
+  int64_t Lo(int t) const { return CeilDiv(LoBytes(t), ts_.tensors[t].row_bytes); }
   int64_t ImageBytes(int t) const { return ts_.tensors[t].rows * ts_.tensors[t].row_bytes; }
   uint8_t* Row(int t, int64_t r) {
-    return buf_.data() + ts_.tensors[t].offset + (r - lo_[Owner(t)]) * ts_.tensors[t].row_bytes;
+    return buf_.data() + ts_.tensors[t].offset + r * ts_.tensors[t].row_bytes - LoBytes(t);
   }
 
   uint8_t* Dram(int t, int64_t r) { return home_[t] + image_ * ImageBytes(t) + r * ts_.tensors[t].row_bytes; }
@@ -490,11 +519,12 @@ class TileRunner {
 
   Status Fits(int t, int64_t end) {
     const int o = Owner(t);
-    if (end - lo_[o] > ts_.tensors[o].window_rows)
+    const int64_t end_o = CeilDiv(end * ts_.tensors[t].row_bytes, ts_.tensors[o].row_bytes);  // in the owner's rows
+    if (end_o - lo_[o] > ts_.tensors[o].window_rows)
       return InternalError("tiled run: window of '" + sg_.tensor(ts_.tensors[t].id).name + "' overflows (" +
-                           std::to_string(end - lo_[o]) + " of " + std::to_string(ts_.tensors[o].window_rows) +
+                           std::to_string(end_o - lo_[o]) + " of " + std::to_string(ts_.tensors[o].window_rows) +
                            " rows)");
-    hi_[o] = std::max(hi_[o], end);
+    hi_[o] = std::max(hi_[o], end_o);
     return Status::Ok();
   }
 
@@ -544,7 +574,7 @@ Status TileRunner::Stream(const TiledRun& r) {
                             std::to_string(r.out_end) + ")";
   const int t = oi.in[0], o = oi.out[0];
   const TiledTensor& x = ts_.tensors[t];
-  if (r.out_begin < lo_[Owner(t)] || r.out_end > rows_[t]) return InternalError(where + ": rows not in the window");
+  if (r.out_begin < Lo(t) || r.out_end > rows_[t]) return InternalError(where + ": rows not in the window");
   int32_t* sums = reinterpret_cast<int32_t*>(buf_.data() + oi.sums_offset);
   const int64_t channels = sg_.tensor(ts_.tensors[o].id).shape.back();
   if (r.out_begin == 0) std::memset(sums, 0, static_cast<size_t>(4 * channels));
@@ -623,7 +653,7 @@ Status TileRunner::Run(const TiledRun& r) {
       ib = NeedHi(ru, b, x.rows);
       std::vector<int64_t> pads = ru.pads;
       if (ib <= ia) {
-        ia = ib = std::clamp(ia, lo_[Owner(t)], rows_[t]);
+        ia = ib = std::clamp(ia, Lo(t), rows_[t]);
         pads[1] = b - a;
         pads[5] = 0;
       } else {
@@ -653,9 +683,9 @@ Status TileRunner::Run(const TiledRun& r) {
       op.attrs.Set("auto_pad", std::string("NOTSET"));
       if (op.type != "Conv") op.attrs.Set("ceil_mode", int64_t{0});
     }
-    if (ia < lo_[Owner(t)] || ib > rows_[t])
+    if (ia < Lo(t) || ib > rows_[t])
       st = InternalError(where + ": rows [" + std::to_string(ia) + ", " + std::to_string(ib) + ") of '" +
-                         sg_.tensor(x.id).name + "' are not in its window [" + std::to_string(lo_[Owner(t)]) + ", " +
+                         sg_.tensor(x.id).name + "' are not in its window [" + std::to_string(Lo(t)) + ", " +
                          std::to_string(rows_[t]) + ")");
     in.push_back(Row(t, ia));
     SetShape(x.id, x.rows > 1 ? ib - ia : -1);
@@ -674,7 +704,8 @@ Status TileRunner::Run(const TiledRun& r) {
   for (ir::TensorId id : op.outputs) bytes.out.push_back(sg_.tensor(id).Bytes());
   if (st.ok()) {
     if (ir::IsViewOp(op.type)) {
-      std::memcpy(out[0], in[0], static_cast<size_t>(bytes.out[0]));  // the view's bytes in its own window
+      // The view's bytes in its own window, or already there (in situ).
+      if (out[0] != in[0]) std::memmove(out[0], in[0], static_cast<size_t>(bytes.out[0]));
     } else if (!q_) {
       st = RunKernel(sg_, op, in, out, bytes);
     } else if (IsHybridHostOp(sg_, op)) {  // a hybrid graph's float32 op or conversion (exec/hybrid.h)

@@ -15,8 +15,10 @@
 // MaxPool and AveragePool (2-D) follow the window relation; element-wise ops and channel Concat
 // keep the rows; every other op (global pooling, Gemm, views, ...) runs once on its whole inputs.
 // int8 GlobalAveragePool streams its input (per-channel sums); float32 runs it on its whole input.
-// ISOA (an op's output kept T_c channels at a time) is not executed: every window holds all
-// channels (the int8 kernels do not expose the 32-bit partial sums a consumer would accumulate).
+// ISOA (an op's output kept T_c channels at a time) is executed only for a one-op ISOA output no op
+// of the group reads (it streams to DRAM through a T_c-channel staging window); an ISOA output the
+// group reads is held with every channel, and when that does not fit at the plan's strips the run
+// says so (more strips, or a mismatch naming the ISOA outputs).
 #pragma once
 
 #include <cstdint>
@@ -41,7 +43,8 @@ struct TiledTensor {
   int64_t offset = 0;       // of the window in the global buffer
   int producer = -1;        // index into the group's ops; -1: a group input (loaded from DRAM)
   bool to_dram = false;     // a group output (written to DRAM as computed)
-  bool in_situ = false;     // shares its producer's input window (an element-wise op in place)
+  bool in_situ = false;     // shares its producer's input window (a unary element-wise op in place, or a
+                            // view on whole operands: the same bytes, rows counted in the owner's rows)
   int share = -1;           // in_situ: the tensor whose window it uses
   // An ISOA output no op of the group reads: the kernel writes its rows straight to DRAM; the
   // window is its T_c-channel staging (staging_bytes per row).

@@ -14,10 +14,6 @@ bool MergeableType(const std::string& type) {
   return ir::IsUnaryElementwise(type) || ir::IsViewOp(type);
 }
 
-bool IsReduceType(const std::string& type) {
-  return type == "GlobalAveragePool" || type == "GlobalMaxPool" || type == "ReduceMean" || type == "ReduceMax";
-}
-
 bool IsSameRowType(const std::string& type) {
   return ir::IsUnaryElementwise(type) || ir::IsBinaryElementwise(type) || type == "Concat" || ir::IsViewOp(type);
 }
@@ -96,7 +92,9 @@ RowMap OpRowMap(const ir::Graph& g, const ir::Op& op, size_t k, int64_t in_rows,
       return m;
     }
   }
-  if (IsReduceType(op.type) && out_rows == 1 && in_rows >= 1) {
+  if (op.type == "GlobalAveragePool" && out_rows == 1 && in_rows >= 1) {
+    // Global average pooling streams its input strip by strip into per-channel 32-bit sums (the
+    // int8 executor, exec_tiled); the other reductions run once on their whole input.
     m.rule = RowRule::kReduce;
     return m;
   }
@@ -133,7 +131,10 @@ int64_t RowMap::Apply(int64_t r, int64_t tiles) const {
   if (fixed_out > 0) r = fixed_out;
   switch (rule) {
     case RowRule::kWindow:
-      return std::min(in_rows, (std::max<int64_t>(r, 1) - 1) * stride + k_eff);
+      // A stride longer than the window skips rows between windows, but the line buffer still
+      // receives them (inputs load, producers compute, contiguous rows): r windows span
+      // (r - 1) * stride + max(k_eff, stride) rows.
+      return std::min(in_rows, (std::max<int64_t>(r, 1) - 1) * stride + std::max(k_eff, stride));
     case RowRule::kSame:
       return std::min(in_rows, std::max<int64_t>(r, 1));
     case RowRule::kReduce:
@@ -215,6 +216,7 @@ StatusOr<FusionGraph> BuildFusionGraph(const ir::Graph& g, const analysis::Sched
         m.in_rows = fg.tensors[f].rows;
         if (oid == v.ops.front() && v.known) {
           m = OpRowMap(g, op, k, fg.tensors[f].rows, main_rows);
+          if (m.rule == RowRule::kReduce && m.in_rows > 1) v.accum_bytes += 4 * fg.tensors[f].channels;
           // A merged view that changes the rows needs the main op's whole output.
           if (!rows_kept) m.fixed_out = main_rows;
         }
@@ -278,6 +280,7 @@ class GroupIndex {
   GroupIndex(const FusionGraph& fg, const std::vector<int>& group) : fg_(fg), group_(group) {
     for (int v : group) {
       const Vertex& vx = fg.vertices[v];
+      accum_ += vx.accum_bytes;
       tensors_.insert(tensors_.end(), vx.inputs.begin(), vx.inputs.end());
       tensors_.insert(tensors_.end(), vx.outputs.begin(), vx.outputs.end());
     }
@@ -335,7 +338,7 @@ class GroupIndex {
   int64_t FmapBytes(int64_t tiles, const std::vector<char>& isoa, const AccelModel& m) const {
     std::vector<int64_t>& r = scratch_;
     Rows(tiles, &r);
-    int64_t bytes = 0;
+    int64_t bytes = accum_;
     for (size_t k = 0; k < r.size(); ++k) {
       if (r[k] == 0) continue;
       const bool phi = producer_pos_[k] >= 0 && isoa[producer_pos_[k]] != 0;
@@ -379,6 +382,7 @@ class GroupIndex {
   std::vector<int> outs_, ins_;      // local tensor indices of the group vertices' outputs, inputs
   std::vector<int> out_at_, in_at_;  // where each group vertex's start (and the end)
   int64_t ref_ = 1;
+  int64_t accum_ = 0;  // streamed reductions' int32 sums
   mutable std::vector<int64_t> scratch_;
 };
 

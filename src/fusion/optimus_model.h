@@ -37,9 +37,10 @@ struct AccelModel {
 
 // How an operator's input rows follow from its output rows.
 enum class RowRule {
-  kWindow,  // Conv / pooling: (r - 1) * stride + dilation * (k - 1) + 1, clipped to the input
+  kWindow,  // Conv / pooling: (r - 1) * stride + max(dilation * (k - 1) + 1, stride), clipped to the input
   kSame,    // element-wise, Concat, BatchNorm: r rows (a broadcast input of one row: 1)
-  kReduce,  // global pooling / spatial ReduceMean: the input streams, ceil(H / tiles) rows a tile
+  kReduce,  // global average pooling: the input streams, ceil(H / tiles) rows a tile, into 32-bit
+            // sums per channel (the vertex's accum_bytes); other reductions are kWhole
   kWhole,   // everything else (Gemm, Flatten to a matrix, Softmax, unknown ops): the whole input
 };
 
@@ -77,6 +78,7 @@ struct Vertex {
   std::vector<RowMap> in_maps;  // per input
   std::vector<int> outputs;     // FTensors written
   int64_t param_bytes = 0;      // constants it reads (whole)
+  int64_t accum_bytes = 0;      // 32-bit sums in the buffer (a streamed global average pooling: 4 B a channel)
   int64_t macs = 0;
   bool channel_tiled = false;   // its outputs are 4-D feature maps (ISOA may apply)
   std::vector<int> preds, succs;  // vertices, ascending

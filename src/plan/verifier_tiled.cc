@@ -12,9 +12,9 @@ bool InSituType(const std::string& t) {
                            t != "Pow" && t != "Max" && t != "Min");
 }
 bool SameRowType(const std::string& t) { return ElementwiseTypes().count(t) || t == "Concat" || IsViewType(t); }
-bool ReduceType(const std::string& t) {
-  return t == "GlobalAveragePool" || t == "GlobalMaxPool" || t == "ReduceMean" || t == "ReduceMax";
-}
+// Global average pooling streams its input into 32-bit sums per channel; every other reduction
+// reads its whole input at once.
+bool StreamedReduce(const StepOp& op) { return op.type == "GlobalAveragePool"; }
 
 bool UnitSteps(const StepOp& op) {
   const std::vector<int64_t> steps = Attr(op, "steps", {});
@@ -101,6 +101,7 @@ void Checker::CheckFusedTiled(int s) {
   std::map<std::string, int64_t> rows;
   std::map<std::string, int64_t> rows_read;  // group inputs: rows read from DRAM (a strided window may skip the last)
   std::set<std::string> in_situ;  // outputs an element-wise or view op of the step rewrites in place
+  int64_t sums = 0;  // int32 sums of streamed global average pooling
   const int64_t tiles = tg.tiles;
   int64_t ref_rows = 1;
   // (A view's output that stays inside the group is no feature map of its own: a view merges into
@@ -139,7 +140,8 @@ void Checker::CheckFusedTiled(int s) {
       if (i == 0 && window && out_h == RowsChannels(*FindTensor(op.outputs[0])).first) {
         const int64_t stride = Attr(op, "strides", {1, 1})[0], dil = Attr(op, "dilations", {1, 1})[0];
         const int64_t k_eff = dil * (Attr(op, "kernel_shape", {1, 1})[0] - 1) + 1;
-        need = std::min(h, (out_r - 1) * stride + k_eff);
+        // Rows between windows of a stride longer than the window still pass through the line buffer.
+        need = std::min(h, (out_r - 1) * stride + std::max(k_eff, stride));
         const std::vector<int64_t> pads = Attr(op, "pads", {0, 0, 0, 0});
         read = std::max<int64_t>(1, std::min(h, (out_h - 1) * stride - (pads.empty() ? 0 : pads[0]) + k_eff));
       } else if (i == 0 && RowPad(op) && t.shape.size() == 4 && out_h > 1) {
@@ -150,8 +152,9 @@ void Checker::CheckFusedTiled(int s) {
       } else if (i == 0 && op.type == "Slice" && op.inputs.size() <= 4 && UnitSteps(op)) {
         // Unit steps: a window of as many rows shifted by its start on H, the shift held as halo.
         need = std::min(h, out_r + SliceStartH(op, plan_nhwc_ ? 1 : 2, h));
-      } else if (ReduceType(op.type) && out_h == 1) {
+      } else if (StreamedReduce(op) && out_h == 1) {
         need = CeilDiv(h, tiles);
+        if (h > 1) sums = SaturatingAdd(sums, 4 * RowsChannels(t).second);
       } else if (SameRowType(op.type) && (h == out_h || h == 1)) {
         need = std::min(h, out_r);
       }
@@ -164,7 +167,7 @@ void Checker::CheckFusedTiled(int s) {
     }
   }
   // Working set, and DRAM bytes.
-  int64_t fmap = 0, params = 0, rd = 0, wr = 0;
+  int64_t fmap = sums, params = 0, rd = 0, wr = 0;
   std::set<std::string> seen_const, seen_in;
   for (const auto& [name, r] : rows) {
     if (in_situ.count(name)) continue;
