@@ -95,8 +95,16 @@
  *   The row cache replaces the R*S window slots by R*MW slots (R rows of the expanded plane):
  *       workspace_bytes = (R*MW + 1) * C_mid + (residual ? C_out : 0)
  *   still far below the MH*MW*C_mid of the expanded tensor, and no pixel is expanded twice.
- *   It does not depend on the pool's segment size. Stack: at most SP_SEG_MAX_TAPS tap descriptors
- *   and SP_SEG_DW_CHUNK int32 accumulators; no heap, no VLA, no floating point.
+ *   Both are followed by the kernel's scratch (part of the workspace, so a plan counts it in the
+ *   arena and the verifier checks it): 3 bytes to word-align, the depthwise tap table (8 bytes per
+ *   tap: R*S*8), then the expansion's columns: a Conv2D expansion whose window R_e*S_e*C_in is at
+ *   most 64 bytes, 2 * R_e*S_e*C_in (two gathered windows); a 1x1 expansion under the column cache
+ *   with R >= 4 and C_in a multiple of 4 up to 32, min(R, 128 / C_in) * C_in (pixels copied next to
+ *   each other); else nothing. sp_seg_bottleneck_workspace_bytes is this rule.
+ *   It does not depend on the pool's segment size. The bottleneck keeps no array on the stack (its
+ *   accumulators are four registers); the single-layer conv / depthwise kernels below still use
+ *   at most SP_SEG_MAX_TAPS tap descriptors and SP_SEG_DW_CHUNK int32 accumulators of stack; no
+ *   heap, no VLA, no floating point.
  *
  * Quantisation and rounding are exactly those of the plain kernels (sramplan_rt_int8.h):
  * acc = bias[k] + sum (x - in_zp) * w, out = clamp(MBQM(acc, rq[k]) + out_zp, act_min, act_max);

@@ -636,7 +636,8 @@ static SP_NOINLINE void sp_dense_out2(const int8_t* x0, const int8_t* x1, int32_
  * npix pixels x + p * xs (n bytes each) times `count` weight rows w + k * ws:
  *   dst[p * dps + k * dcs] = requant_k(bias[k] + sum_i (x[p * xs + i] + in_off) * w[k * ws + i]).
  * Two output channels at a time over all pixels two at a time (2x2 blocking): the two channels'
- * bias and requantisation constants are set up once per channel pair, not once per pixel. */
+ * bias and requantisation constants are set up once per channel pair, not once per pixel. An odd
+ * last pixel runs on its own through sp_dense_out (four channels at a time). */
 static SP_NOINLINE void sp_dense_pixels(const int8_t* x, int32_t xs, int32_t npix, int32_t n,
                                         const int8_t* w, int32_t ws, const int32_t* bias,
                                         const sp_requant_t* rq, int32_t in_off, int32_t out_zp,
@@ -647,11 +648,11 @@ static SP_NOINLINE void sp_dense_pixels(const int8_t* x, int32_t xs, int32_t npi
   const int eq = xs == ws && n >= 4 && SP_OFF_OK(in_off);
   const uint32_t off2 = sp_off2(in_off);
 #endif
-  if (npix < 2) {
-    for (p = 0; p < npix; ++p)
-      sp_dense_out(x + p * xs, n, w, ws, bias, rq, in_off, out_zp, act_min, act_max, dst + p * dps,
-                   dcs, count);
-    return;
+  if (npix & 1) { /* the odd last pixel: four output channels at a time (sp_dense_out) */
+    --npix;
+    sp_dense_out(x + npix * xs, n, w, ws, bias, rq, in_off, out_zp, act_min, act_max,
+                 dst + npix * dps, dcs, count);
+    if (npix == 0) return;
   }
   for (; k + 2 <= count; k += 2) {
     const int8_t* const wk = w + k * ws;
@@ -691,17 +692,6 @@ static SP_NOINLINE void sp_dense_pixels(const int8_t* x, int32_t xs, int32_t npi
         dp[dcs] = sp_fq_out(acc[1], rq1, out_zp, act_min, act_max);
         dp[dps] = sp_fq_out(acc[2], rq0, out_zp, act_min, act_max);
         dp[dps + dcs] = sp_fq_out(acc[3], rq1, out_zp, act_min, act_max);
-      }
-    }
-    if (p < npix) { /* the last, odd pixel: one pixel by the two rows */
-      const int32_t a0 = b0 + sp_dot_s8(xp, wk, n, in_off);
-      const int32_t a1 = b1 + sp_dot_s8(xp, wk + ws, n, in_off);
-      if (fast) {
-        dp[0] = sp_rqc_out(a0, &c0, out_zp, act_min, act_max);
-        dp[dcs] = sp_rqc_out(a1, &c1, out_zp, act_min, act_max);
-      } else {
-        dp[0] = sp_fq_out(a0, rq0, out_zp, act_min, act_max);
-        dp[dcs] = sp_fq_out(a1, rq1, out_zp, act_min, act_max);
       }
     }
   }

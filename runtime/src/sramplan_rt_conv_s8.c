@@ -454,11 +454,11 @@ sp_status_t sp_conv_s8_depthwise(const sp_tensor_t* in_desc, const int8_t* in, i
   }
   if (isc == 1 && osc == 1 && wsk == 1 && g.kg == 1) {
     /* Channels contiguous in the input, the output and the weights (NHWC, TFLite [1, R, S, C]
-     * weights): per output pixel, channel chunks accumulate over the window's taps (taps outer,
-     * channels inner, which vectorises). Every output pixel is still computed from its whole window
-     * before it is stored, so the result is the generic loop's bit for bit. */
-    enum { kChunk = 64, kTaps = 64 };
-    int32_t acc[kChunk];
+     * weights): per output pixel, four channels at a time over the window's taps (a tap table of
+     * at most kTaps entries on the stack), larger windows one channel at a time. Every output pixel
+     * is still computed from its whole window before it is stored, so the result is the generic
+     * loop's bit for bit. */
+    enum { kTaps = 64 };
     int32_t tp[2 * kTaps]; /* per tap: the offset in the input, then in the weights */
     /* Every channel on the fast requantisation and the full int8 range (checked once). */
     const int fast_full = act_min == -128 && act_max == 127 && sp_rq_all_fast(rq, g.c, out_zp);
@@ -521,24 +521,16 @@ sp_status_t sp_conv_s8_depthwise(const sp_tensor_t* in_desc, const int8_t* in, i
           int32_t s_lo, s_hi;
           tap_range(iw0, g.s, g.dw, g.w, &s_lo, &s_hi);
           int8_t* const po = out + n * osn + oh * osh + ow * osw;
-          int32_t c0;
-          for (c0 = 0; c0 < g.c; c0 += kChunk) {
-            const int32_t nc = SP_MIN(kChunk, g.c - c0);
-            int32_t i;
-            for (i = 0; i < nc; ++i) acc[i] = 0;
+          /* A window of more than kTaps taps: one channel at a time, its accumulator in a register. */
+          for (c = 0; c < g.c; ++c) {
+            int32_t a = bias ? bias[c] : 0;
             for (r = r_lo; r < r_hi; ++r) {
-              const int8_t* prow = in + n * isn + (ih0 + r * g.dh) * ish + c0;
-              const int8_t* wrow = w + r * wsr + c0;
-              for (s = s_lo; s < s_hi; ++s) {
-                const int8_t* x = prow + (iw0 + s * g.dw) * isw;
-                const int8_t* wt = wrow + s * wss;
-                for (i = 0; i < nc; ++i) acc[i] += ((int32_t)x[i] + in_off) * (int32_t)wt[i];
-              }
+              const int8_t* prow = in + n * isn + (ih0 + r * g.dh) * ish + c;
+              const int8_t* wrow = w + r * wsr + c;
+              for (s = s_lo; s < s_hi; ++s)
+                a += ((int32_t)prow[(iw0 + s * g.dw) * isw] + in_off) * (int32_t)wrow[s * wss];
             }
-            for (i = 0; i < nc; ++i) {
-              const int32_t a = acc[i] + (bias ? bias[c0 + i] : 0);
-              po[c0 + i] = requant_out(a, &rq[c0 + i], out_zp, act_min, act_max);
-            }
+            po[c] = requant_out(a, &rq[c], out_zp, act_min, act_max);
           }
         }
       }

@@ -105,6 +105,40 @@ static int seg_bn_geom(const sp_seg_bottleneck_shape_t* s, seg_bn_geom_t* g) {
   return g->mh >= 1 && g->mw >= 1;
 }
 
+/* Largest window (R*S*C_in bytes) the Conv2D expansion gathers into a column. */
+#define SEG_COL_MAX 64
+/* Pixels of the column cache's batched pointwise expansion copied next to each other (bytes). */
+#define SEG_COL2_MAX (2 * SEG_COL_MAX)
+
+/* The scratch of sp_seg_bottleneck_s8, the tail of its workspace (a buffer of the plan, so it is
+ * counted in the arena and checked by the verifier): 3 bytes to word-align, the depthwise tap table
+ * (R*S pairs of int32: workspace offset, weight offset), then the expansion's columns: a Conv2D
+ * expansion whose window (R_e*S_e*C_in bytes) is at most SEG_COL_MAX gathers two windows; the
+ * column cache's pointwise expansion (R >= 4, C_in a multiple of 4, at most 32) copies up to
+ * min(R, 128 / C_in) input pixels next to each other. */
+static int32_t seg_bn_col_bytes(const sp_seg_bottleneck_shape_t* s, const seg_bn_geom_t* g) {
+  const int32_t win = g->er * g->es * s->c_in;
+  if (!s->has_expand) return 0;
+  if (!g->pointwise) return win <= SEG_COL_MAX ? 2 * win : 0;
+  if (!s->row_cache && (s->c_in & 3) == 0 && s->r >= 4 && 4 * s->c_in <= SEG_COL2_MAX)
+    return SP_MIN(s->r, SEG_COL2_MAX / s->c_in) * s->c_in;
+  return 0;
+}
+static int32_t seg_bn_scratch_bytes(const sp_seg_bottleneck_shape_t* s, const seg_bn_geom_t* g) {
+  return 3 + 8 * s->r * s->s + seg_bn_col_bytes(s, g);
+}
+
+/* The caches and results of sp_seg_bottleneck_s8 (the workspace before its scratch); 0 on a bad shape. */
+static int32_t seg_bn_cache_bytes(const sp_seg_bottleneck_shape_t* s) {
+  const int32_t cmid = s->has_expand ? s->c_mid : s->c_in;
+  seg_bn_geom_t g;
+  if (!s->row_cache) return (s->r * s->s + 1) * cmid + (s->has_residual ? s->c_out : 0);
+  if (!seg_bn_geom(s, &g) || s->r < 1 || cmid < 1 || g.mw > ((int32_t)1 << 26) / s->r ||
+      s->r * g.mw > ((int32_t)1 << 28) / cmid)
+    return 0;
+  return (s->r * g.mw + 1) * cmid + (s->has_residual ? s->c_out : 0);
+}
+
 #ifndef SP_SEG_TRACING
 int32_t sp_seg_start(const sp_seg_pool_t* pool, int32_t segment) {
   int32_t g;
@@ -133,13 +167,11 @@ int32_t sp_seg_bottleneck_out_w(const sp_seg_bottleneck_shape_t* s) {
   return seg_out_dim(g.mw, s->pad_left, s->pad_right, s->s, 1, s->stride_w);
 }
 int32_t sp_seg_bottleneck_workspace_bytes(const sp_seg_bottleneck_shape_t* s) {
-  const int32_t cmid = s->has_expand ? s->c_mid : s->c_in;
+  const int32_t cache = seg_bn_cache_bytes(s);
   seg_bn_geom_t g;
-  if (!s->row_cache) return (s->r * s->s + 1) * cmid + (s->has_residual ? s->c_out : 0);
-  if (!seg_bn_geom(s, &g) || s->r < 1 || cmid < 1 || g.mw > ((int32_t)1 << 26) / s->r ||
-      s->r * g.mw > ((int32_t)1 << 28) / cmid)
+  if (cache < 1 || s->r < 1 || s->s < 1 || s->r * s->s > SP_SEG_MAX_TAPS || !seg_bn_geom(s, &g))
     return 0;
-  return (s->r * g.mw + 1) * cmid + (s->has_residual ? s->c_out : 0);
+  return cache + seg_bn_scratch_bytes(s, &g);
 }
 #endif
 
@@ -506,11 +538,6 @@ static void seg_expand_pixel(const int8_t* base, int32_t size, int32_t pos, int3
   }
 }
 
-/* Largest window (R*S*C_in bytes) the Conv2D expansion gathers into a stack column. */
-#define SEG_COL_MAX 64
-/* The stack buffer of the column cache's batched expansion (two windows / up to 128 bytes of pixels). */
-#define SEG_COL2_MAX (2 * SEG_COL_MAX)
-
 /* 1 if the Conv2D expansion's window (R*S*C_in bytes) is gathered into a stack column. */
 static int seg_col_ok(const seg_bn_geom_t* g, int32_t cin, const sp_seg_layer_s8_t* ex) {
   return g->er * g->es * cin <= SEG_COL_MAX && ex->in_zp >= -128 && ex->in_zp <= 127;
@@ -545,49 +572,41 @@ static void seg_gather_col(const int8_t* base, int32_t size, int32_t in_start, i
 
 /* Expands plane pixel (mh, mw) with a Conv2D expansion into slot (C_mid bytes): reads the input
  * pixels of its window (taps in row-major order, padding skipped), then computes the C_mid outputs.
- * taps: scratch of SP_SEG_MAX_TAPS entries. */
+ * col: the workspace's column scratch (seg_bn_col_bytes), used when seg_col_ok. */
 static void seg_expand_conv(const int8_t* base, int32_t size, int32_t in_start, int32_t H, int32_t W,
                             int32_t cin, const seg_bn_geom_t* g, int32_t mh, int32_t mw,
-                            const sp_seg_layer_s8_t* ex, int32_t cmid, int8_t* slot,
-                            seg_tap_t* taps) {
+                            const sp_seg_layer_s8_t* ex, int32_t cmid, int8_t* slot, int8_t* col) {
   const int32_t ih0 = mh * g->sh - g->pt, iw0 = mw * g->sw - g->pl;
   const int32_t in_off = -ex->in_zp, wstride = g->er * g->es * cin;
   const int8_t* const w = ex->weights;
   const int32_t* const bias = ex->bias;
   const sp_requant_t* const rq = ex->rq;
   const int32_t out_zp = ex->out_zp, act_min = ex->act_min, act_max = ex->act_max;
-  int32_t a, b, m, t, ntap = 0;
+  const int32_t a_lo = SP_MAX(0, -ih0), a_hi = SP_MIN(g->er, H - ih0);
+  const int32_t b_lo = SP_MAX(0, -iw0), b_hi = SP_MIN(g->es, W - iw0);
+  int32_t a, b, m;
   if (seg_col_ok(g, cin, ex)) {
     /* Small window (the stem's 3x3x3): gathered into one contiguous column, padding taps as the
      * input zero point (they add 0), then four outputs at a time over the whole column. */
-    int8_t col[SEG_COL_MAX];
     seg_gather_col(base, size, in_start, H, W, cin, g, mh, mw, ex, col);
     seg_dense_out(col, wstride, w, bias, rq, in_off, out_zp, act_min, act_max, slot, cmid);
     return;
   }
-  for (a = 0; a < g->er; ++a) {
-    const int32_t ih = ih0 + a;
-    if (ih < 0 || ih >= H) continue;
-    for (b = 0; b < g->es; ++b) {
-      const int32_t iw = iw0 + b;
-      int32_t off;
-      if (iw < 0 || iw >= W) continue;
-      off = (ih * W + iw) * cin;
-      SP_SEG_TR_READ(off, cin);
-      taps[ntap].pos = seg_pos(in_start, off, size);
-      taps[ntap].n1 = SP_MIN(cin, size - taps[ntap].pos);
-      taps[ntap].woff = (a * g->es + b) * cin;
-      ++ntap;
-    }
-  }
+  /* A larger window: per output channel, the taps inside the input (no tap table: the window
+   * geometry is recomputed per channel, which the dot product of C_in bytes dominates). */
+  for (a = a_lo; a < a_hi; ++a)
+    for (b = b_lo; b < b_hi; ++b) SP_SEG_TR_READ(((ih0 + a) * W + iw0 + b) * cin, cin);
   for (m = 0; m < cmid; ++m) {
     const int8_t* wm = w + m * wstride;
     int32_t acc = bias ? bias[m] : 0;
-    for (t = 0; t < ntap; ++t) {
-      const int32_t n1 = taps[t].n1;
-      acc += seg_dot(base + taps[t].pos, wm + taps[t].woff, n1, in_off);
-      if (n1 < cin) acc += seg_dot(base, wm + taps[t].woff + n1, cin - n1, in_off);
-    }
+    for (a = a_lo; a < a_hi; ++a)
+      for (b = b_lo; b < b_hi; ++b) {
+        const int32_t pos = seg_pos(in_start, ((ih0 + a) * W + iw0 + b) * cin, size);
+        const int32_t n1 = SP_MIN(cin, size - pos);
+        const int8_t* const wt = wm + (a * g->es + b) * cin;
+        acc += seg_dot(base + pos, wt, n1, in_off);
+        if (n1 < cin) acc += seg_dot(base, wt + n1, cin - n1, in_off);
+      }
     slot[m] = seg_requant(acc, &rq[m], out_zp, act_min, act_max);
   }
 }
@@ -595,8 +614,8 @@ static void seg_expand_conv(const int8_t* base, int32_t size, int32_t in_start, 
 /* Column cache: expands the window column iw of plane rows [ih0, ih0 + R) (those inside the
  * plane) into the slots col0 + r * S * C_mid. Pointwise expansion: the pixels that do not wrap the
  * pool, output channel pairs outer and pixel pairs inner (2x2 blocking, each channel pair's
- * constants set up once per column); small pixels are first copied next to each other into a stack
- * buffer (pixel stride = weight row stride: the register-blocked loop). The Conv2D expansion with a
+ * constants set up once per column); small pixels are first copied next to each other into the
+ * workspace's column scratch `col` (pixel stride = weight row stride: the register-blocked loop). The Conv2D expansion with a
  * small window (the stem): pixel pairs, their windows gathered one window length apart, 2x2
  * blocking. The rest one pixel at a time. Reads the input pixels from the pool only. */
 #if defined(__GNUC__)
@@ -605,10 +624,9 @@ __attribute__((noinline))
 static void seg_bn_expand_column(const int8_t* base, int32_t size, int32_t in_start,
                                  const sp_seg_bottleneck_shape_t* shape, const seg_bn_geom_t* eg,
                                  const sp_seg_layer_s8_t* ex, int32_t cmid, int32_t ih0,
-                                 int32_t iw, int8_t* col0, seg_tap_t* etaps) {
+                                 int32_t iw, int8_t* col0, int8_t* col) {
   const int32_t H = eg->mh, W = eg->mw, R = shape->r, CI = shape->c_in;
   const int32_t dps = shape->s * cmid; /* slot stride between window rows */
-  int8_t col[SEG_COL2_MAX];
   int32_t r = ih0 < 0 ? -ih0 : 0;
   const int32_t r_end = SP_MIN(R, H - ih0);
   while (r < r_end) {
@@ -620,7 +638,9 @@ static void seg_bn_expand_column(const int8_t* base, int32_t size, int32_t in_st
       const int32_t fit = size - p0 - CI; /* >= 0: the first pixel does not wrap */
       const int32_t run = fit < 0 ? 0 : SP_MIN(r_end - r, fit / xs + 1);
       int32_t j, i;
-      if (run < 2) {
+      /* Fewer than four pixels (a 3x3 window's column): one at a time, which measured faster than
+       * a pixel pair (the pair's per-channel-pair set-up is not paid back; B3 51.5 vs 53.3 M). */
+      if (run < 4) {
         SP_SEG_TR_READ(off0, CI);
         seg_expand_pixel(base, size, p0, CI, ex, cmid, slot);
         ++r;
@@ -653,8 +673,7 @@ static void seg_bn_expand_column(const int8_t* base, int32_t size, int32_t in_st
       continue;
     }
     if (!eg->pointwise) {
-      seg_expand_conv(base, size, in_start, shape->h, shape->w, CI, eg, ih, iw, ex, cmid, slot,
-                      etaps);
+      seg_expand_conv(base, size, in_start, shape->h, shape->w, CI, eg, ih, iw, ex, cmid, slot, col);
     } else {
       const int32_t off = (ih * W + iw) * CI;
       SP_SEG_TR_READ(off, CI);
@@ -670,8 +689,6 @@ SP_SEG_LINKAGE sp_status_t SP_SEG_FN(sp_seg_bottleneck_s8)(const sp_seg_pool_t* 
                                                            const sp_seg_bottleneck_s8_t* params,
                                                            int8_t* workspace,
                                                            int32_t workspace_bytes) {
-  int32_t tp[2 * SP_SEG_MAX_TAPS]; /* depthwise taps: workspace offset, weight offset */
-  seg_tap_t etaps[SP_SEG_MAX_TAPS];
   seg_bn_geom_t eg;
   int32_t OH, OW, size, in_bytes, out_bytes, cmid, ws, oh, ow, r, s, t, c, k;
   const sp_seg_layer_s8_t* ex;
@@ -704,8 +721,9 @@ SP_SEG_LINKAGE sp_status_t SP_SEG_FN(sp_seg_bottleneck_s8)(const sp_seg_pool_t* 
   if (shape->row_cache && (eg.mw > ((int32_t)1 << 26) / shape->r ||
                            shape->r * eg.mw > ((int32_t)1 << 28) / cmid))
     return SP_BAD_ARGUMENT;
-  ws = sp_seg_bottleneck_workspace_bytes(shape);
-  if (ws < 1 || workspace_bytes < ws) return SP_BAD_ARGUMENT;
+  ws = seg_bn_cache_bytes(shape); /* the caches; the scratch follows them */
+  if (ws < 1 || workspace_bytes < ws || workspace_bytes - ws < seg_bn_scratch_bytes(shape, &eg))
+    return SP_BAD_ARGUMENT;
   st = seg_pool_check(pool, in_start, out_start, in_bytes, out_bytes, &size);
   if (st != SP_OK) return st;
   ex = shape->has_expand ? &params->expand : 0;
@@ -719,6 +737,10 @@ SP_SEG_LINKAGE sp_status_t SP_SEG_FN(sp_seg_bottleneck_s8)(const sp_seg_pool_t* 
     int8_t* const wsB = workspace;
     int8_t* const wsC = workspace + (rows ? R * W : R * S) * cmid; /* depthwise result, C_mid */
     int8_t* const wsD = wsC + cmid;               /* projected pixel, C_out (residual only) */
+    /* The scratch (seg_bn_scratch_bytes): the word-aligned depthwise tap table (per tap: workspace
+     * offset, weight offset), then the expansion's columns. */
+    int32_t* const tp = (int32_t*)(void*)(workspace + ws + ((0u - (uint32_t)(uintptr_t)(workspace + ws)) & 3u));
+    int8_t* const col = (int8_t*)(tp + 2 * R * S);
     /* Layer fields in locals (stores through int8_t pointers could alias *params). */
     const int8_t* const dw_w = params->depthwise.weights;
     const int32_t* const dw_bias = params->depthwise.bias;
@@ -742,7 +764,7 @@ SP_SEG_LINKAGE sp_status_t SP_SEG_FN(sp_seg_bottleneck_s8)(const sp_seg_pool_t* 
   do {                                                                                           \
     if (!eg.pointwise) {                                                                         \
       seg_expand_conv(base, size, in_start, shape->h, shape->w, CI, &eg, (ih), (iw), ex, cmid,  \
-                      (slot), etaps);                                                            \
+                      (slot), col);                                                              \
     } else {                                                                                     \
       const int32_t off_ = ((ih) * W + (iw)) * CI;                                               \
       SP_SEG_TR_READ(off_, CI);                                                                  \
@@ -773,11 +795,10 @@ SP_SEG_LINKAGE sp_status_t SP_SEG_FN(sp_seg_bottleneck_s8)(const sp_seg_pool_t* 
                 /* Conv2D expansion (the stem): two pixels' windows in one buffer, the second one
                  * window length after the first (the weight row stride), 2x2 blocking. */
                 const int32_t wstride = eg.er * eg.es * CI;
-                int8_t col2[2 * SEG_COL_MAX];
-                seg_gather_col(base, size, in_start, shape->h, shape->w, CI, &eg, ih, iw, ex, col2);
+                seg_gather_col(base, size, in_start, shape->h, shape->w, CI, &eg, ih, iw, ex, col);
                 seg_gather_col(base, size, in_start, shape->h, shape->w, CI, &eg, ih, iw + 1, ex,
-                               col2 + wstride);
-                sp_dense_out2(col2, col2 + wstride, wstride, ex->weights, wstride, ex->bias, ex->rq,
+                               col + wstride);
+                sp_dense_out2(col, col + wstride, wstride, ex->weights, wstride, ex->bias, ex->rq,
                               -ex->in_zp, ex->out_zp, ex->act_min, ex->act_max, slots + iw * cmid,
                               slots + (iw + 1) * cmid, 1, cmid);
                 iw += 2;
@@ -804,7 +825,7 @@ SP_SEG_LINKAGE sp_status_t SP_SEG_FN(sp_seg_bottleneck_s8)(const sp_seg_pool_t* 
           const int32_t iw = iw0 + s;
           if (iw < 0 || iw >= W || (iw >= cached_lo && iw < cached_hi)) continue;
           seg_bn_expand_column(base, size, in_start, shape, &eg, ex, cmid, ih0, iw,
-                               wsB + (iw % S) * cmid, etaps);
+                               wsB + (iw % S) * cmid, col);
         }
         cached_lo = iw0;
         cached_hi = iw0 + S;
@@ -818,9 +839,9 @@ SP_SEG_LINKAGE sp_status_t SP_SEG_FN(sp_seg_bottleneck_s8)(const sp_seg_pool_t* 
             if (ih < 0 || ih >= H) continue;
             slot0 = rows ? (ih % R) * W + iw0 : r * S;
             for (s = s_lo; s < s_hi; ++s) {
-              int32_t col = cm + (s - s_lo); /* column cache: slot r*S + (iw0 + s) % S */
-              if (col >= S) col -= S;
-              tp[2 * ntap] = (rows ? slot0 + s : slot0 + col) * cmid;
+              int32_t cs = cm + (s - s_lo); /* column cache: slot r*S + (iw0 + s) % S */
+              if (cs >= S) cs -= S;
+              tp[2 * ntap] = (rows ? slot0 + s : slot0 + cs) * cmid;
               tp[2 * ntap + 1] = (r * S + s) * cmid;
               ++ntap;
             }

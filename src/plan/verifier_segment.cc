@@ -364,8 +364,34 @@ std::string Checker::WorkspaceProblem(const Buffer& out) const {
 // whose output declares a "segment-overlap") needs a workspace buffer (params.workspace) live at the step
 // of at least: Conv C_out, or min(C_in, C_out) for 1x1 without padding; DepthwiseConv C; Gemm /
 // MatMul the output chunk (segment_bytes, 0 = min(K, N), at most N); fused group
-// (R*S + 1) * C_mid, or (R*MW + 1) * C_mid with the row cache, + C_out with the residual Add.
-// Returns "" when the plan gives it one.
+// (R*S + 1) * C_mid, or (R*MW + 1) * C_mid with the row cache, + C_out with the residual Add,
+// + the kernel's scratch (BottleneckScratch). Returns "" when the plan gives it one.
+// The fused kernel's scratch after its caches (runtime/include/sramplan_rt_seg.h): 3 bytes of
+// alignment and 8 bytes per depthwise tap, then the expansion's columns: a Conv expansion whose
+// window K_h*K_w*C_in is at most 64 bytes gathers two windows; a 1x1 stride-1 expansion under the
+// column cache with R >= 4 and C_in a multiple of 4 (at most 32) copies min(R, 128 / C_in) pixels.
+// -1 when the expansion's shapes are unknown.
+namespace {
+int64_t BottleneckScratch(const StepOp& expand, const std::vector<int64_t>& x, const std::vector<int64_t>& k,
+                          bool rows) {
+  auto attr = [&](const char* key) {
+    auto it = expand.attrs.find(key);
+    return it == expand.attrs.end() || it->second.empty() ? std::vector<int64_t>{1, 1} : it->second;
+  };
+  const std::vector<int64_t> ke = attr("kernel_shape"), st = attr("strides");
+  if (x.size() != 4 || ke.size() != 2 || st.size() != 2 || x[3] < 1 || ke[0] < 1 || ke[1] < 1 ||
+      k[0] * k[1] > 64 || ke[0] * ke[1] > 64)
+    return -1;
+  const int64_t cin = x[3], taps = 3 + 8 * k[0] * k[1];
+  if (ke[0] != 1 || ke[1] != 1 || st[0] != 1 || st[1] != 1) {
+    const int64_t window = ke[0] * ke[1] * cin;
+    return taps + (window <= 64 ? 2 * window : 0);
+  }
+  if (!rows && cin % 4 == 0 && k[0] >= 4 && 4 * cin <= 128) return taps + std::min(k[0], 128 / cin) * cin;
+  return taps;
+}
+}  // namespace
+
 std::string CheckSegmentWorkspace(const Plan& p, const std::unordered_map<std::string, const Tensor*>& tensors, int s) {
   const auto& ops = p.steps[s].ops;
   auto shape = [&](const std::vector<std::string>& names, size_t i) -> std::vector<int64_t> {
@@ -407,7 +433,8 @@ std::string CheckSegmentWorkspace(const Plan& p, const std::unordered_map<std::s
       // Dimensions are at most 2^30 each, so the products fit in 128 bits; larger needs are refused.
       const __int128 slots = (rows ? __int128{k[0]} * mid[2] : __int128{k[0]} * k[1]) + 1;
       const __int128 bytes = slots * mid[3] + (ops.size() == 4 ? y[3] : 0);
-      need = bytes > (__int128{1} << 62) ? -1 : static_cast<int64_t>(bytes);
+      const int64_t scratch = BottleneckScratch(ops[0], shape(ops[0].inputs, 0), k, rows);
+      need = bytes > (__int128{1} << 62) || scratch < 0 ? -1 : static_cast<int64_t>(bytes) + scratch;
     }
   }
   if (need < 1) return "cannot tell the workspace its segment-aware kernel needs (unsupported op or tensor shapes)";

@@ -51,9 +51,8 @@ TEST(Vmcu, EveryBlockPlansVerifiesAndNeverLosesToTinyEngine) {
 // B2 (vMCU's TinyEngine bottleneck, 247808 B): the fused block needs about a quarter of it.
 // The whole MCUNet-320KB-ImageNet: the stem is fused with the first block (its 123904-byte output
 // never exists), the arena reaches the strategy's lower bound, below the vMCU paper's 102.7 KB,
-// and the fused steps that have room use the faster row-cache kernel without raising the arena
-// (vmcu-small; vmcu itself takes the row cache on every fused step where the target has room, see
-// vmcu_fast_test.cc).
+// (vmcu-small: a circular pool at the lower bound, column caches only), and vmcu takes the faster
+// row-cache kernel on the fused steps where the target has room (see vmcu_fast_test.cc).
 TEST(Vmcu, WholeMcunetBelowThePaperWithRowCachesWhereTheyFit) {
   ir::Graph g = LoadBlock("mcunet-320kb-imagenet");
   EXPECT_LE(Plan(g, "vmcu").metrics.arena_bytes, 102700);
@@ -63,13 +62,15 @@ TEST(Vmcu, WholeMcunetBelowThePaperWithRowCachesWhereTheyFit) {
   ASSERT_FALSE(p.steps.empty());
   EXPECT_EQ(p.steps[0].ops.size(), 3u);
   EXPECT_EQ(p.steps[0].ops[0].name, "b1_stem");
+  const plan::Plan fast = Plan(g, "vmcu");
+  EXPECT_GT(fast.metrics.arena_bytes, p.metrics.arena_bytes);
   int rows = 0, fused = 0;
-  for (const auto& st : p.steps) {
+  for (const auto& st : fast.steps) {
     fused += st.ops.size() > 1;
     rows += st.row_cache ? 1 : 0;
   }
   EXPECT_GT(rows, 0);
-  EXPECT_LT(rows, fused);  // not where the larger workspace would raise the arena (the stem's step)
+  EXPECT_LE(rows, fused);
 }
 
 TEST(Vmcu, B2FallsFarBelowTinyEngine) {

@@ -123,6 +123,23 @@ TEST(Verifier, RejectsSegmentStepWithoutWorkspace) {
       << r.Summary();
 }
 
+// The fused kernel's scratch (its depthwise tap table, its expansion's columns) is the tail of the
+// step's workspace buffer: a workspace one byte short of it is refused, naming the bytes it needs.
+TEST(Verifier, RejectsAWorkspaceWithoutTheKernelsScratch) {
+  Plan p = MakePlan(testing::kBottleneckGraph, "vmcu");
+  ASSERT_TRUE(VerifyPlan(p).ok()) << VerifyPlan(p).Summary();
+  // x [1,10,10,16] -> 32 -> 3x3 depthwise -> 16 + x: caches (R*S + 1) * 32 + 16 (column cache) or
+  // (R*W + 1) * 32 + 16 (row cache); scratch 3 + 8 * 9.
+  const int64_t need = (p.steps[0].row_cache ? (3 * 10 + 1) * 32 : 10 * 32) + 16 + 75;
+  Buffer& ws = BufferOf(p, "pw.workspace");
+  ASSERT_GE(ws.bytes, need);
+  ws.bytes = need - 1;
+  VerifyResult r = VerifyPlan(p);
+  EXPECT_TRUE(HasError(r, "its workspace 'pw.workspace' has " + std::to_string(need - 1) +
+                              " bytes but the segment-aware kernel needs " + std::to_string(need)))
+      << r.Summary();
+}
+
 // A step's kind must agree with its ops; a fused-tiled step needs its group parameters.
 TEST(Verifier, RejectsAKindThatDoesNotMatchItsOps) {
   Plan fused = MakePlan(testing::kBottleneckGraph, "vmcu");

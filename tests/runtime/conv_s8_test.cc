@@ -366,6 +366,31 @@ TEST(ConvS8, DepthwiseChannelContiguousFastPath) {
   EXPECT_EQ(cases, 16);
 }
 
+// The same path with a 9x9 window (81 taps, more than its 64-entry tap table): one channel at a time.
+TEST(ConvS8, DepthwiseChannelContiguousLargeWindow) {
+  std::mt19937 rng(37);
+  for (int c : {5, 70})
+    for (int st : {1, 2}) {
+      const ConvCase cc = RandomCase(rng, 1, c, 12, 11, c, 9, 9, c, {st, st}, {1, 0, 2, 1}, {1, 1});
+      sp_tensor_t w_d;
+      w_d.rank = 4;
+      w_d.dims[0] = c; w_d.dims[1] = 1; w_d.dims[2] = 9; w_d.dims[3] = 9;
+      w_d.strides[0] = 1; w_d.strides[1] = 0; w_d.strides[2] = 9 * c; w_d.strides[3] = c;
+      std::vector<int8_t> wt(sp_tensor_span(&w_d));
+      for (int k = 0; k < c; ++k)
+        for (int r = 0; r < 9; ++r)
+          for (int s = 0; s < 9; ++s) wt[Off(w_d, k, 0, r, s)] = cc.wt[(k * 9 + r) * 9 + s];
+      const sp_tensor_t in_d = Nhwc(1, c, 12, 11), out_d = Nhwc(1, c, cc.oh(), cc.ow());
+      const std::vector<int8_t> in = Pack(in_d, cc.in);
+      OutBuf out(out_d);
+      const int32_t stride[2] = {st, st}, pad[4] = {1, 0, 2, 1}, dl[2] = {1, 1};
+      ASSERT_EQ(sp_conv_s8_depthwise(&in_d, in.data(), cc.in_zp, &w_d, wt.data(), cc.bias.data(), cc.rq.data(),
+                                     cc.out_zp, cc.act_min, cc.act_max, stride, pad, dl, c, &out_d, out.data()),
+                SP_OK);
+      EXPECT_EQ(out.Unpack(), RefConv(cc)) << "c " << c << " stride " << st;
+    }
+}
+
 // One channel to one channel (TinyEngine's in-place depthwise, plane by plane): sp_conv_s8 takes the
 // depthwise loop; it equals the generic loop and the reference.
 TEST(ConvS8, SingleChannelTakesTheDepthwiseLoop) {

@@ -849,14 +849,28 @@ TEST(SegKernels, SimulatedShiftMatchesContractAnalysis) {
 }
 
 TEST(SegKernels, BottleneckWorkspaceFormula) {
-  // 3x3: R*S + 2 = 11 slots; the residual slot holds C_out bytes.
+  // 3x3: R*S + 1 = 10 slots of C_mid; the residual slot holds C_out bytes; then the scratch: 3
+  // bytes of alignment and 8 per depthwise tap.
   auto s = BShape(20, 20, 16, 48, 16, 3, 3, 1, 1, 1, 1, 1, 1, true, true);
-  EXPECT_EQ(sp_seg_bottleneck_workspace_bytes(&s), 10 * 48 + 16);
+  const int32_t taps = 3 + 8 * 9;
+  EXPECT_EQ(sp_seg_bottleneck_workspace_bytes(&s), 10 * 48 + 16 + taps);
   s.has_residual = 0;
-  EXPECT_EQ(sp_seg_bottleneck_workspace_bytes(&s), 10 * 48);
+  EXPECT_EQ(sp_seg_bottleneck_workspace_bytes(&s), 10 * 48 + taps);
+  // 5x5 under the column cache, pointwise expansion, C_in = 16: min(R, 128 / C_in) = 5 input pixels
+  // copied next to each other; not with C_in = 6 (not a multiple of 4) nor under the row cache.
+  auto five = BShape(20, 20, 16, 48, 16, 5, 5, 1, 1, 2, 2, 2, 2, true, false);
+  EXPECT_EQ(sp_seg_bottleneck_workspace_bytes(&five), 26 * 48 + 3 + 8 * 25 + 5 * 16);
+  five.c_in = 6;
+  EXPECT_EQ(sp_seg_bottleneck_workspace_bytes(&five), 26 * 48 + 3 + 8 * 25);
+  five.c_in = 16;
+  five.row_cache = 1;
+  EXPECT_EQ(sp_seg_bottleneck_workspace_bytes(&five), (5 * 20 + 1) * 48 + 3 + 8 * 25);
   s.has_expand = 0;
   s.c_mid = 16;
-  EXPECT_EQ(sp_seg_bottleneck_workspace_bytes(&s), 10 * 16);
+  EXPECT_EQ(sp_seg_bottleneck_workspace_bytes(&s), 10 * 16 + taps);
+  // A stem (3x3 stride-2 Conv2D expansion of 3 channels): two 27-byte window columns.
+  const auto stem = BShapeConvExpand(20, 20, 3, 16, 8, 3, 3, 1, 1, 1, 3, 3, 2, 2, 1, 1, 1, 1);
+  EXPECT_EQ(sp_seg_bottleneck_workspace_bytes(&stem), 10 * 16 + taps + 2 * 27);
   // One byte less is refused.
   Rng rng(707);
   auto full = BShape(6, 6, 8, 24, 8, 3, 3, 1, 1, 1, 1, 1, 1, true, true);

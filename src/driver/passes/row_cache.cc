@@ -3,8 +3,9 @@
 // for each output row), on the fused steps whose larger workspace keeps the arena as it is
 // (`row-cache`: the vmcu-small strategy), or lets it grow by at most N percent (`row-cache:N`, faster
 // but bigger: the vmcu-fast strategy), or by at most 10% while the arena still fits the target's
-// arena level (`row-cache:fit`: the vmcu strategy, the fastest plan that fits). Afterwards every step's workspace is the one it runs with (row cache or its
-// own).
+// arena level (`row-cache:fit`: the vmcu strategy, the fastest plan that fits). Where the circular
+// pool was chosen, a growth allowance also lets a linear layout with row caches replace it. Afterwards
+// every step's workspace is the one it runs with (row cache or its own).
 #include <algorithm>
 #include <charconv>
 #include <limits>
@@ -93,6 +94,15 @@ MakeResult MakeRowCache(std::string_view arg) {
       if (grown <= arena ||
           !TryRowCaches(*st, in, live, column_ws, grown, {150, 125, 100, 80}))
         TryRowCaches(*st, in, live, column_ws, arena, {100, 80});
+    } else if (grow_pct > 0) {
+      // The circular pool won over the linear layout (it has no row-cache kernel): a linear layout
+      // with row caches replaces it where its arena is within the same allowance of the pool's.
+      const int64_t arena = st->best.placed.placement.arena_bytes;
+      int64_t grown = arena + arena * grow_pct / 100;
+      if (fit) grown = std::min(grown, ArenaCapacity(ctx.target));
+      if (grown > arena &&
+          TryRowCaches(*st, in, LiveOf(in, st->best), st->intrinsic_ws, grown, {150, 125, 100, 80}))
+        st->pool_bytes = 0;
     }
     for (int s = 0; s < n; ++s)
       st->steps[s].workspace = st->row_cache[s] ? st->steps[s].workspace_rows : st->intrinsic_ws[s];
