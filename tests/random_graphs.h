@@ -143,8 +143,15 @@ inline Graph OpaqueDag(std::mt19937& rng, int min_ops, int ops_range) {
   Graph g;
   g.name = "r";
   int n = min_ops + static_cast<int>(rng() % ops_range);
-  std::vector<TensorId> avail = {g.AddTensor({.name = "x", .shape = {1 + static_cast<int64_t>(rng() % 50)},
-                                              .dtype = ir::DataType::kInt8, .kind = ir::TensorKind::kInput})};
+  auto tensor = [&](std::string name, ir::TensorKind kind) {
+    ir::Tensor t;
+    t.name = std::move(name);
+    t.shape = {1 + static_cast<int64_t>(rng() % (kind == ir::TensorKind::kInput ? 50 : 100))};
+    t.dtype = ir::DataType::kInt8;
+    t.kind = kind;
+    return g.AddTensor(std::move(t));
+  };
+  std::vector<TensorId> avail = {tensor("x", ir::TensorKind::kInput)};
   for (int i = 0; i < n; ++i) {
     ir::Op op;
     op.name = "op" + std::to_string(i);
@@ -154,8 +161,7 @@ inline Graph OpaqueDag(std::mt19937& rng, int min_ops, int ops_range) {
       TensorId in = avail[rng() % avail.size()];
       if (std::find(op.inputs.begin(), op.inputs.end(), in) == op.inputs.end()) op.inputs.push_back(in);
     }
-    TensorId out = g.AddTensor({.name = "t" + std::to_string(i), .shape = {1 + static_cast<int64_t>(rng() % 100)},
-                                .dtype = ir::DataType::kInt8});
+    TensorId out = tensor("t" + std::to_string(i), ir::TensorKind::kActivation);
     op.outputs = {out};
     g.AddOp(op);
     avail.push_back(out);

@@ -59,8 +59,9 @@ TEST(KeepOnChip, KeepsMapsAndVerifies) {
     EXPECT_LE(b.offset + b.bytes, 1024 << 10);
     for (const plan::Buffer& w : kept.buffers)
       if (w.level == "buffer" && w.tensor.find(".tiles") != std::string::npos && w.first_step >= b.first_step &&
-          w.first_step <= b.last_step)
+          w.first_step <= b.last_step) {
         EXPECT_LE(w.offset + w.bytes, b.offset) << b.tensor << " over " << w.tensor;
+      }
   }
 }
 

@@ -129,8 +129,9 @@ TEST(FusionSpill, IlpMatchesBruteForce) {
       EXPECT_LE(a.offset + a.slot_bytes, in.m.buffer_bytes);
       EXPECT_EQ(a.offset % 16, 0);
       for (const KeptMap& b : res->maps)
-        if (&a != &b && a.first_group <= b.last_group && b.first_group <= a.last_group)
+        if (&a != &b && a.first_group <= b.last_group && b.first_group <= a.last_group) {
           EXPECT_TRUE(a.offset + a.slot_bytes <= b.offset || b.offset + b.slot_bytes <= a.offset);
+        }
     }
   }
   EXPECT_GT(nontrivial, 10);  // the budget binds: not every candidate fits

@@ -39,7 +39,9 @@ void ExpectMatchesDp(const ir::Graph& g, const std::string& what) {
   EXPECT_LE(ilp.lower_bound, ilp.peak_bytes) << what;
   if (dp.proved_optimal) {
     EXPECT_LE(ilp.lower_bound, dp.peak_bytes) << what;  // the ILP's bound holds for the DP's order too
-    if (ilp.proved_optimal) EXPECT_EQ(ilp.peak_bytes, dp.peak_bytes) << what;
+    if (ilp.proved_optimal) {
+      EXPECT_EQ(ilp.peak_bytes, dp.peak_bytes) << what;
+    }
   }
   EXPECT_TRUE(ilp.proved_optimal) << what << ": " << ilp.seconds << " s";
 }

@@ -46,7 +46,9 @@ TEST(ZooVerify, CosmaPlansReportTheBoundOverAllOrders) {
       bound_cut = bound_cut || note.find("stopped their search") != std::string::npos ||
                   note.find("time limit, bound") != std::string::npos;
     }
-    if (bound >= 0 && !bound_cut) EXPECT_EQ(lb, bound);
+    if (bound >= 0 && !bound_cut) {
+      EXPECT_EQ(lb, bound);
+    }
     if (!bound_cut) bound = lb;
     EXPECT_NEAR(m["noncompulsory_gap_pct"].get<double>(), 100.0 * static_cast<double>(bytes - lb) / bytes, 1e-9);
   }
