@@ -185,10 +185,11 @@ Status CheckInt8Support(const ir::Graph& g) {
   }
   return Unsupported("int8 execution of '" + g.name + "' is not implemented for " + msg +
                      (float_kernel ? " (an op with a float32 kernel runs in float32 once the graph is made hybrid: "
-                                     "exec::MakeHybridInt8, which the CLI runs for --dtype int8)"
-                                   : ": they have no int8 kernel and no float32 kernel either, so they cannot stay "
-                                     "float32 between a Dequantize and a Quantize") +
-                     "; verify this model with --dtype float32");
+                                     "exec::MakeHybridInt8, which the CLI runs for --dtype int8); verify this model "
+                                     "with --dtype float32"
+                                   : ": they have no int8 kernel and no float32 kernel either, so the executor cannot "
+                                     "run this model in any dtype; `sramplan plan` still plans it (plans need no "
+                                     "kernels), but `verify` cannot check the plan by execution"));
 }
 
 }  // namespace sramplan::exec
