@@ -676,7 +676,7 @@ OptimalResult Solve(const std::vector<BufferRequest>& r, const OptimalOptions& o
   // A portfolio that used up the whole time limit leaves nothing for the search.
   if (!any_fixed && !huge && !done() && options.time_limit_s > 0 && Clock::now() >= deadline) res.hit_limit = true;
   if (!any_fixed && !huge && !done() && options.time_limit_s > 0 && Clock::now() < deadline) {
-    Progress progress("exact placement", options.time_limit_s);
+    Progress progress("exact placement", options.time_limit_s, start);
     SearchBudget budget{deadline, options.node_limit, 0, &progress, res.placement.arena_bytes,
                         res.proved_lower_bound};
     ExactSearch forward(r, &budget);

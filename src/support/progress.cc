@@ -61,13 +61,17 @@ bool ProgressEnabled() {
 }
 
 Progress::Progress(std::string what, double time_limit_s, std::string unit, std::string work)
+    : Progress(std::move(what), time_limit_s, Clock::now(), std::move(unit), std::move(work)) {}
+
+Progress::Progress(std::string what, double time_limit_s, Clock::time_point start, std::string unit,
+                   std::string work)
     : what_(std::move(what)),
       unit_(std::move(unit)),
       work_name_(std::move(work)),
       time_limit_s_(time_limit_s),
       enabled_(ProgressEnabled()),
       tty_(enabled_ && isatty(STDERR_FILENO)),
-      start_(Clock::now()),
+      start_(start),
       next_(start_ + std::chrono::seconds(1)) {}
 
 Progress::~Progress() { Finish(best_, bound_); }

@@ -29,6 +29,11 @@ class Progress {
  public:
   // `what` names the search; `time_limit_s` <= 0: none shown; `work` names the count (nodes, states).
   Progress(std::string what, double time_limit_s, std::string unit = "B", std::string work = "nodes");
+  // The same, for a search that is the last phase of a run whose time limit counts from `start`
+  // (heuristics ran before it): elapsed time, the first-second quiet period and "x s of limit"
+  // count from `start`, so the line shows the run's time against its limit.
+  Progress(std::string what, double time_limit_s, std::chrono::steady_clock::time_point start,
+           std::string unit = "B", std::string work = "nodes");
   ~Progress();
   Progress(const Progress&) = delete;
   Progress& operator=(const Progress&) = delete;
