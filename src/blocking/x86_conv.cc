@@ -66,6 +66,22 @@ Hierarchy HostHierarchy(const HostCaches& c) {
   return h;
 }
 
+SearchOptions KernelSearchOptions(const Layer& layer, int64_t min_accum_depth) {
+  SearchOptions o;
+  // Whole 16-kernel chunks; when 16 does not divide K, the smallest multiple of 8 of at least 16
+  // that divides K (chunks of 16 and one of 8: K = 200 gives 40), else 8 (K = 8 x odd <= 8 x 1).
+  const int64_t K = layer.extent(Dim::kK);
+  o.k_multiple = 8;
+  for (int64_t m = 16; m <= K; m += 8)
+    if (K % m == 0 && (m % 16 == 0 || K % 16 != 0)) {
+      o.k_multiple = static_cast<int>(m);
+      break;
+    }
+  if (K % 16 == 0) o.k_multiple = 16;
+  o.min_accum_depth = min_accum_depth;
+  return o;
+}
+
 bool HasAvx2Fma() {
 #if defined(__x86_64__) && defined(SRAMPLAN_HAVE_AVX2_KERNEL)
   return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
