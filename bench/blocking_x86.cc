@@ -5,7 +5,9 @@
 // simulation finishes, see kLayers). float32, one thread and AVX2 (no AVX-512) for every implementation.
 //
 // Modes:
-//   bench_blocking_x86 [--out DIR] [--reps N] [--no-valgrind] [--layers Conv1,Conv3]
+//   bench_blocking_x86 [--out DIR] [--reps N] [--no-valgrind] [--layers Conv1,Conv3] [--min-depth D]
+//       (the search runs with x86::KernelSearchOptions: whole SIMD K chunks in the L1 tile and at
+//       least D (c, fw, fh) accumulation steps, default x86::kDefaultMinAccumDepth; 0 = K chunks only)
 //       native runs (wall time: N interleaved repetitions, best and median; max |error| against a
 //       double-accumulated reference), then, unless --no-valgrind or valgrind is missing, re-runs
 //       itself under valgrind's cache simulator for each (layer, impl) twice (LL = the host L2, then

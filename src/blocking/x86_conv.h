@@ -6,7 +6,8 @@
 //
 // Execution: the string's loops outside the L1 cut (the largest cut whose input, kernel and output
 // tiles together fit in L1d, the capacity the optimiser packed them into) run in the string's order
-// with its sizes; the tile inside the cut (tx x ty pixels, tk kernels, tc x tfh x tfw window) runs a
+// with its sizes (serpentine: each such loop reverses direction on every other pass, so an LRU cache
+// keeps what the next pass needs first; x86_conv.cc); the tile inside the cut (tx x ty pixels, tk kernels, tc x tfh x tfw window) runs a
 // register-blocked micro-kernel: for each chunk of up to 16 of the tile's kernels, groups of output
 // pixels held in 12 ymm accumulators (6 pixels x 16 kernels, or 12 pixels x 8 kernels for a chunk of
 // <= 8; the tile's pixels split into balanced groups of at most that many), loaded from the output
