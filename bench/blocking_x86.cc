@@ -5,7 +5,9 @@
 // simulation finishes, see kLayers). float32, one thread and AVX2 (no AVX-512) for every implementation.
 //
 // Modes:
-//   bench_blocking_x86 [--out DIR] [--reps N] [--no-valgrind] [--layers Conv1,Conv3]
+//   bench_blocking_x86 [--out DIR] [--reps N] [--no-valgrind] [--layers Conv1,Conv3] [--min-depth D]
+//       (the search runs with x86::KernelSearchOptions: whole SIMD K chunks in the L1 tile and at
+//       least D (c, fw, fh) accumulation steps, default x86::kDefaultMinAccumDepth; 0 = K chunks only)
 //       native runs (wall time: N interleaved repetitions, best and median; max |error| against a
 //       double-accumulated reference), then, unless --no-valgrind or valgrind is missing, re-runs
 //       itself under valgrind's cache simulator for each (layer, impl) twice (LL = the host L2, then
@@ -105,8 +107,8 @@ Plan PlanFromString(const Data& d, const x86::HostCaches& c, const bl::BlockingS
   return plan;
 }
 
-Plan MakePlan(const Data& d, const x86::HostCaches& c, const bl::Hierarchy& h) {
-  bl::SearchOptions opt;
+Plan MakePlan(const Data& d, const x86::HostCaches& c, const bl::Hierarchy& h, int64_t min_depth) {
+  bl::SearchOptions opt = x86::KernelSearchOptions(ToLayer(d.s), min_depth);
   opt.threads = 1;
   opt.time_limit_s = 5;
   auto r = bl::HeuristicSearch(ToLayer(d.s), h, opt);
@@ -353,6 +355,7 @@ int main(int argc, char** argv) {
   if (argc == 6 && std::string(argv[1]) == "--one") return RunOneUnderSimulator(argv, caches);
   std::string out_dir = std::string(SRAMPLAN_SOURCE_DIR) + "/bench/results";
   int reps = 9;
+  int64_t min_depth = x86::kDefaultMinAccumDepth;
   std::string only;
   bool valgrind = std::system("valgrind --version > /dev/null 2>&1") == 0;
   for (int i = 1; i < argc; ++i) {
@@ -360,6 +363,7 @@ int main(int argc, char** argv) {
     if (a == "--out" && i + 1 < argc) out_dir = argv[++i];
     else if (a == "--reps" && i + 1 < argc) reps = std::max(1, std::atoi(argv[++i]));
     else if (a == "--no-valgrind") valgrind = false;
+    else if (a == "--min-depth" && i + 1 < argc) min_depth = std::max(0, std::atoi(argv[++i]));
     else if (a == "--layers" && i + 1 < argc) only = std::string(",") + argv[++i] + ",";
     else {
       std::cerr << "unknown flag " << a << "\n";
@@ -378,7 +382,7 @@ int main(int argc, char** argv) {
     std::cerr << s.name << "...\n";
     Data d = MakeData(s);
     std::vector<double> ref = Reference(d);
-    Plan p = MakePlan(d, caches, h);
+    Plan p = MakePlan(d, caches, h, min_depth);
     Runner run(std::move(d), std::move(p));
     const double macs = 1.0 * s.x * s.y * s.c * s.k * s.fw * s.fh;
     for (int i = 0; i < 3; ++i) run.Time(i);  // warm-up (OpenBLAS allocates its im2col buffer)
@@ -413,6 +417,7 @@ int main(int argc, char** argv) {
       if (i == 0) {
         rec["string"] = str;
         rec["tile_cut"] = run.p.conv.cut;
+        rec["k_multiple"] = x86::KernelSearchOptions(ToLayer(s)).k_multiple;
         rec["model_energy_pj"] = run.p.energy_pj;
         rec["kernel"] = run.p.avx2 ? "avx2-fma" : "portable";
       }
@@ -436,7 +441,7 @@ int main(int argc, char** argv) {
   ordered_json doc = {{"benchmark", "blocking_x86"}, {"machine", sramplan::bench::Machine()},
                       {"load_before", load_before}, {"load_after", load_after},
                       {"caches", {{"l1d", caches.l1d}, {"l2", caches.l2}, {"l3", caches.l3}}},
-                      {"reps", reps}, {"records", records}};
+                      {"reps", reps}, {"min_accum_depth", min_depth}, {"records", records}};
   std::ofstream(out_dir + "/blocking_x86.json") << doc.dump(1) << "\n";
   std::ofstream(out_dir + "/blocking_x86.md") << md.str();
   std::cout << md.str();

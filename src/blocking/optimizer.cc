@@ -562,6 +562,9 @@ double Bound(const Layer& layer, const Hierarchy& h, const BlockingString& prefi
 
 StatusOr<SearchResult> ExactSearch(const Layer& layer, const Hierarchy& h, const SearchOptions& opt,
                                    const BlockingString* incumbent) {
+  if (opt.k_multiple > 0 || opt.min_accum_depth > 0)
+    return InvalidArgument("layer '" + layer.name + "': the micro-kernel constraints (k_multiple, min_accum_depth) "
+                           "are honoured by the heuristic search only; use it, or set them to 0");
   SP_RETURN_IF_ERROR(ValidateLayer(layer));
   SP_RETURN_IF_ERROR(ValidateHierarchy(h));
   SP_RETURN_IF_ERROR(CheckBackingFits(layer, h));
@@ -631,8 +634,15 @@ StatusOr<SearchResult> ExactSearch(const Layer& layer, const Hierarchy& h, const
 namespace {
 
 // Cheapest of a few completions of `p` (each missing dimension as one full loop, in a handful of
-// orders); fills `best` with it. Returns infinity when none fits.
-double QuickComplete(const Layer& layer, const Hierarchy& h, const Prefix& p, BlockingString* best, Evaluation* ev) {
+// orders); fills `best` with it. Returns infinity when none fits. With micro-kernel constraints
+// (SearchOptions) `best` is the cheapest completion that meets them (*valid false when none does)
+// while the return value, which ranks the prefix, still counts every completion that fits: a
+// prefix's few one-full-loop completions rarely meet a minimum accumulation depth, but its longer
+// completions may.
+double QuickComplete(const Layer& layer, const Hierarchy& h, const SearchOptions& opt, const Prefix& p,
+                     BlockingString* best, Evaluation* ev, bool* valid) {
+  *valid = false;
+  double rank = std::numeric_limits<double>::infinity();
   std::vector<Dim> rest;
   for (Dim d : kAllDims)
     if (p.cur[Idx(d)] != layer.extent(d)) rest.push_back(d);
@@ -646,13 +656,15 @@ double QuickComplete(const Layer& layer, const Hierarchy& h, const Prefix& p, Bl
     BlockingString s = p.loops;
     for (Dim d : order) s.push_back({d, layer.extent(d)});
     Evaluation x = Evaluate(layer, h, s);
-    if (x.fits && x.total_pj < e) {
+    if (x.fits) rank = std::min(rank, x.total_pj);
+    if (x.fits && x.total_pj < e && MeetsKernelConstraints(layer, h, opt, s)) {
       e = x.total_pj;
       *best = s;
       *ev = x;
+      *valid = true;
     }
   }
-  return e;
+  return rank;
 }
 
 // A random neighbour of `p` (a size moved to a neighbouring divisor, or two adjacent loops
@@ -684,6 +696,25 @@ bool Perturb(const Layer& layer, const Prefix& p, int max_per_dim, std::mt19937_
 }
 
 }  // namespace
+
+bool MeetsKernelConstraints(const Layer& layer, const Hierarchy& h, const SearchOptions& opt, const BlockingString& s) {
+  if (opt.k_multiple <= 0 && opt.min_accum_depth <= 0) return true;
+  const std::vector<Extents> blocks = CutBlocks(s);  // blocks[c]: the extents of loops [0, c)
+  auto fits = [&](const Extents& b) {
+    int64_t words = 0;
+    for (int t = 0; t < kNumOperands; ++t) words += layer.Footprint(static_cast<Operand>(t), b);
+    return words * h.word_bytes() <= h.levels[0].capacity_bytes;
+  };
+  size_t cut = 0;
+  while (cut + 1 < blocks.size() && fits(blocks[cut + 1])) ++cut;
+  if (cut + 1 == blocks.size()) return true;  // the whole prefix fits: the tile is not decided yet
+  const Extents& t = blocks[cut];
+  const int64_t tk = t[Idx(Dim::kK)], K = layer.extent(Dim::kK);
+  if (opt.k_multiple > 0 && tk % opt.k_multiple != 0 && tk != K) return false;
+  const int64_t full = layer.extent(Dim::kC) * layer.extent(Dim::kFw) * layer.extent(Dim::kFh);
+  const int64_t depth = t[Idx(Dim::kC)] * t[Idx(Dim::kFw)] * t[Idx(Dim::kFh)];
+  return depth >= std::min(opt.min_accum_depth, full);
+}
 
 StatusOr<SearchResult> HeuristicSearch(const Layer& layer, const Hierarchy& h, const SearchOptions& opt) {
   SP_RETURN_IF_ERROR(ValidateLayer(layer));
@@ -724,17 +755,18 @@ StatusOr<SearchResult> HeuristicSearch(const Layer& layer, const Hierarchy& h, c
         for (const Loop& l : Children(layer, sd, opt.max_loops_per_dim)) {
           Prefix q = sd;
           Push(&q, l);
-          cands.push_back(std::move(q));
+          if (MeetsKernelConstraints(layer, h, opt, q.loops)) cands.push_back(std::move(q));
         }
     }
     for (Prefix& q : cands) {
       ++r.nodes;
       BlockingString s;
       Evaluation ev;
-      double e = QuickComplete(layer, h, q, &s, &ev);
+      bool valid = false;
+      double e = QuickComplete(layer, h, opt, q, &s, &ev, &valid);
       r.leaves += 1;
       if (!std::isfinite(e)) continue;
-      offer(s, ev);
+      if (valid) offer(s, ev);
       if (!Complete(layer, q)) next.push_back({e, ToString(q.loops), std::move(q)});
     }
     std::sort(next.begin(), next.end(), [](const Scored& a, const Scored& b) {

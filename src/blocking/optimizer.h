@@ -40,7 +40,18 @@ struct SearchOptions {
   double time_limit_s = 10;
   int beam = 128;       // heuristic: prefixes kept per step
   int perturbations = 2;  // heuristic: random seeds per kept prefix and step
+  // Micro-kernel constraints (HeuristicSearch only; ExactSearch rejects them; 0 = off). They apply to
+  // the lowest-level tile: the longest prefix of the string whose three operand footprints together
+  // fit h.levels[0] (what the x86 kernel runs in registers from L1, x86_conv.h). When the string
+  // grows past that capacity, that tile's K block must be a multiple of `k_multiple` (or all of K)
+  // and its C x Fw x Fh block (the accumulation depth per output) at least
+  // min(min_accum_depth, C Fw Fh). Strings whose whole nest fits the lowest level are not constrained.
+  int k_multiple = 0;
+  int64_t min_accum_depth = 0;
 };
+
+// Whether `s` (a prefix or a full string) meets opt's micro-kernel constraints (above).
+bool MeetsKernelConstraints(const Layer& layer, const Hierarchy& h, const SearchOptions& opt, const BlockingString& s);
 
 struct SearchResult {
   BlockingString best;

@@ -66,6 +66,22 @@ Hierarchy HostHierarchy(const HostCaches& c) {
   return h;
 }
 
+SearchOptions KernelSearchOptions(const Layer& layer, int64_t min_accum_depth) {
+  SearchOptions o;
+  // Whole 16-kernel chunks; when 16 does not divide K, the smallest multiple of 8 of at least 16
+  // that divides K (chunks of 16 and one of 8: K = 200 gives 40), else 8 (K = 8 x odd <= 8 x 1).
+  const int64_t K = layer.extent(Dim::kK);
+  o.k_multiple = 8;
+  for (int64_t m = 16; m <= K; m += 8)
+    if (K % m == 0 && (m % 16 == 0 || K % 16 != 0)) {
+      o.k_multiple = static_cast<int>(m);
+      break;
+    }
+  if (K % 16 == 0) o.k_multiple = 16;
+  o.min_accum_depth = min_accum_depth;
+  return o;
+}
+
 bool HasAvx2Fma() {
 #if defined(__x86_64__) && defined(SRAMPLAN_HAVE_AVX2_KERNEL)
   return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
@@ -192,17 +208,26 @@ void RunBlockedConvUnchecked(const ConvPlan& p, const float* in, float* out, boo
   const int n = static_cast<int>(p.str.size());
   std::vector<Extents> blocks = CutBlocks(p.str);
   std::vector<int64_t> trips = Trips(p.str);
+  // Serpentine: each loop outside the cut runs in the opposite direction on every other pass
+  // (rev[i]), so a pass starts on the tiles the previous pass used last, which an LRU cache still
+  // holds (in the string's order a cache just large enough for a loop's working set evicts exactly
+  // the tile needed next). Same tiles, same loop nest; only the visiting order within a loop changes.
   std::vector<int64_t> idx(n, 0);
+  std::vector<char> rev(n, 0);
   int64_t o[kNumDims];
   while (true) {
     std::fill(o, o + kNumDims, 0);
     for (int i = p.cut; i < n; ++i) {
       const int d = Idx(p.str[i].dim);
-      o[d] += idx[i] * blocks[i][d];
+      o[d] += (rev[i] ? trips[i] - 1 - idx[i] : idx[i]) * blocks[i][d];
     }
     RunTile(p, in, out, o, avx2);
     int i = p.cut;
-    while (i < n && ++idx[i] == trips[i]) idx[i++] = 0;
+    while (i < n && ++idx[i] == trips[i]) {
+      idx[i] = 0;
+      rev[i] = !rev[i];
+      ++i;
+    }
     if (i == n) break;
   }
 }

@@ -6,14 +6,16 @@
 //
 // Execution: the string's loops outside the L1 cut (the largest cut whose input, kernel and output
 // tiles together fit in L1d, the capacity the optimiser packed them into) run in the string's order
-// with its sizes; the tile inside the cut (tx x ty pixels, tk kernels, tc x tfh x tfw window) runs a
+// with its sizes (serpentine: each such loop reverses direction on every other pass, so an LRU cache
+// keeps what the next pass needs first; x86_conv.cc); the tile inside the cut (tx x ty pixels, tk kernels, tc x tfh x tfw window) runs a
 // register-blocked micro-kernel: for each chunk of up to 16 of the tile's kernels, groups of output
 // pixels held in 12 ymm accumulators (6 pixels x 16 kernels, or 12 pixels x 8 kernels for a chunk of
-// <= 8), loaded from the output at the start and stored at the end (the string's C/Fw/Fh loops
+// <= 8; the tile's pixels split into balanced groups of at most that many), loaded from the output
+// at the start and stored at the end (the string's C/Fw/Fh loops
 // outside the cut revisit partial sums), one broadcast input value per pixel and one or two 8-wide
 // weight loads per step, over the tile's fh rows of contiguous (fw, c) steps. K remainders (tk not a
-// multiple of 8 or 16) use masked weight loads and masked output loads/stores; pixel remainders a
-// smaller group. The AVX2/FMA kernel (x86_conv_avx2.cc, compiled with -mavx2 -mfma) runs when the
+// multiple of 8 or 16) use masked weight loads and masked output loads/stores (strings searched with
+// KernelSearchOptions have none). The AVX2/FMA kernel (x86_conv_avx2.cc, compiled with -mavx2 -mfma) runs when the
 // CPU reports both (__builtin_cpu_supports), a portable scalar kernel with the same loops otherwise.
 //
 // Blocked layouts, like oneDNN's nChw8c/OIhw8i8o (the tile's operands contiguous, not strided by
@@ -33,6 +35,7 @@
 #include "blocking/hierarchy.h"
 #include "blocking/layer.h"
 #include "blocking/model.h"
+#include "blocking/optimizer.h"
 #include "support/status.h"
 
 namespace sramplan::blocking::x86 {
@@ -48,6 +51,14 @@ HostCaches ReadHostCaches(const std::string& sysfs_cache_dir = "/sys/devices/sys
 // from Table 3 at 64-bit width by size (an L3 above 16 MB at 16 MB), DRAM 320 pJ / 16 bit: a
 // relative cost per access for the optimiser, not a CPU energy claim.
 Hierarchy HostHierarchy(const HostCaches& c);
+
+// The search options that make the optimiser's L1 tile suit the micro-kernel (optimizer.h's
+// k_multiple, min_accum_depth): a K tile of whole 16-kernel chunks (when 16 does not divide K, a
+// multiple of the smallest multiple of 8 >= 16 dividing K: 16-chunks and one 8-chunk; else 8), so
+// no masked loads or stores, and at least `min_accum_depth` (fw, fh, c) steps accumulated in
+// registers between an accumulator's load and store.
+constexpr int64_t kDefaultMinAccumDepth = 128;
+SearchOptions KernelSearchOptions(const Layer& layer, int64_t min_accum_depth = kDefaultMinAccumDepth);
 
 enum class KernelPath { kAuto = 0, kAvx2, kPortable };
 // Whether this CPU runs the AVX2/FMA kernel (and the build has it).
@@ -78,7 +89,7 @@ void PackInput(const ConvPlan& p, const float* in, float* in_blocked);
 void UnpackOutput(const ConvPlan& p, const float* out_blocked, float* out);
 
 // One K chunk (kvalid = 1..16 kernels) of one L1 tile: the tile's tx x ty output pixels in groups of
-// up to 6 (kvalid > 8) or 12 (kvalid <= 8; a smaller last group), each group's partial sums in registers over the window: tfh rows
+// up to 6 (kvalid > 8) or 12 (kvalid <= 8; balanced: sizes differ by at most one), each group's partial sums in registers over the window: tfh rows
 // of `run` = tfw x tc contiguous (fw, c) steps (the blocked layouts make them contiguous).
 struct TileArgs {
   const float* in;   // the tile's first pixel's input at (fh0, fw0, c0) in the blocked input

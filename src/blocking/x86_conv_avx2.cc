@@ -85,18 +85,21 @@ inline void Group(int rp, const float* const* in, float* const* out, const TileA
   }
 }
 
-// The tile's pixels in groups of 12 / NV (12 accumulators: 6 pixels x 16 kernels or 12 pixels x 8),
-// pointers stepped without divisions, a smaller last group.
+// The tile's pixels in groups of at most 12 / NV (12 accumulators: 6 pixels x 16 kernels or 12
+// pixels x 8), pointers stepped without divisions. The groups are balanced (sizes differ by at most
+// one: 32 pixels in 6, 6, 5, 5, 5, 5, not 6 x 5 + 2), since a small group has too few independent
+// FMA chains to hide the FMA latency and costs nearly as much as a full one.
 template <int NV, bool FULL>
 void Tile(const TileArgs& t) {
   constexpr int kGroup = 12 / NV;
   const __m256i m0 = Mask(t.kvalid), m1 = Mask(t.kvalid - 8);
   const int64_t npix = t.tx * t.ty;
+  const int64_t groups = (npix + kGroup - 1) / kGroup, base = npix / groups, extra = npix % groups;
   int64_t px = 0, py = 0;
   const float* in[kGroup];
   float* out[kGroup];
-  for (int64_t g = 0; g < npix; g += kGroup) {
-    const int rp = static_cast<int>(npix - g < kGroup ? npix - g : kGroup);
+  for (int64_t g = 0; g < groups; ++g) {
+    const int rp = static_cast<int>(base + (g < extra ? 1 : 0));
     for (int j = 0; j < rp; ++j) {
       in[j] = t.in + py * t.in_y + px * t.in_x;
       out[j] = t.out + py * t.out_y + px * t.out_x;
