@@ -191,11 +191,10 @@ sp_status_t sp_conv_s8_generic(const sp_tensor_t* in_desc, const int8_t* in, int
 }
 
 /* One channel of a depthwise convolution over strided planes (TinyEngine's in-place depthwise runs
- * the layer plane by plane): the interior window's taps are one table for the whole call, each
- * entry an input offset and the tap's weight, and the input offset's contribution in_off * sum(w)
+ * the layer plane by plane): the interior window is walked in place (no tap table, no stack
+ * buffer), and the input offset's contribution in_off * sum(w)
  * is part of the interior accumulator's start value; border windows are clipped per pixel. Every
  * output is still computed from its whole window, so the result is the generic loop's. */
-#define DW_PLANE_TAPS 64
 static SP_ALWAYS_INLINE int8_t dw_plane_rq(int32_t acc, int fast, int full, const sp_rqc_t* c,
                                            const sp_requant_t* rq, int32_t out_zp, int32_t act_min,
                                            int32_t act_max) {
@@ -314,6 +313,31 @@ static void dw_plane_3x3_run(const int8_t* x, int32_t ish, int32_t isw, int32_t 
 #endif
 }
 
+/* The interior window of one output (acc) and, if pair, of the next one d1 bytes to the right
+ * (acc1), walked in place: rows xr / wsr apart, taps xs / wss apart; R and S are constants where
+ * the caller specialises them (5x5, 7x7), so the window unrolls with no loop overhead. */
+static SP_ALWAYS_INLINE void dw_plane_win(const int8_t* x, const int8_t* w, int32_t R, int32_t S,
+                                          int32_t xs, int32_t xr, int32_t wss, int32_t wsr,
+                                          int32_t d1, int pair, int32_t* acc, int32_t* acc1) {
+  int32_t a = *acc, a1 = *acc1, r, s;
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC unroll 8
+#endif
+  for (r = 0; r < R; ++r, x += xr, w += wsr) {
+    const int8_t* xp = x;
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC unroll 8
+#endif
+    for (s = 0; s < S; ++s, xp += xs) {
+      const int32_t wv = w[s * wss];
+      a += (int32_t)xp[0] * wv;
+      if (pair) a1 += (int32_t)xp[d1] * wv;
+    }
+  }
+  *acc = a;
+  *acc1 = a1;
+}
+
 #if defined(__GNUC__)
 __attribute__((noinline))
 #endif
@@ -321,18 +345,15 @@ static void dw_plane_s8(const conv_geom_t* g, const int8_t* in, int32_t ish, int
                         const int8_t* w, int32_t wsr, int32_t wss, int32_t bias,
                         const sp_requant_t* rq, int32_t in_off, int32_t out_zp, int32_t act_min,
                         int32_t act_max, int8_t* out, int32_t osh, int32_t osw) {
-  int32_t tab[2 * DW_PLANE_TAPS];
-  int32_t oh, ow, r, s, nt = 0, wsum = 0;
+  int32_t oh, ow, r, s, wsum = 0;
   sp_rqc_t c;
   const int fast = sp_rqc_init(rq, out_zp, &c);
   const int full = act_min == -128 && act_max == 127;
-  for (r = 0; r < g->r; ++r)
-    for (s = 0; s < g->s; ++s) {
-      tab[2 * nt] = r * g->dh * ish + s * g->dw * isw;
-      tab[2 * nt + 1] = w[r * wsr + s * wss];
-      wsum += tab[2 * nt + 1];
-      ++nt;
-    }
+  /* The interior window is walked in place (no tap table): the input steps by dw * isw between
+   * taps and by dh * ish between rows, the weights by wss and wsr. */
+  const int32_t xs = g->dw * isw, xr = g->dh * ish, R = g->r, S = g->s, d1 = g->sw * isw;
+  for (r = 0; r < R; ++r)
+    for (s = 0; s < S; ++s) wsum += w[r * wsr + s * wss];
   for (oh = 0; oh < g->oh; ++oh) {
     const int32_t ih0 = oh * g->sh - g->pt;
     int32_t r_lo, r_hi;
@@ -341,30 +362,30 @@ static void dw_plane_s8(const conv_geom_t* g, const int8_t* in, int32_t ish, int
       const int32_t iw0 = ow * g->sw - g->pl;
       int32_t s_lo, s_hi, acc;
       tap_range(iw0, g->s, g->dw, g->w, &s_lo, &s_hi);
-      if (r_lo == 0 && r_hi == g->r && s_lo == 0 && s_hi == g->s) {
+      if (r_lo == 0 && r_hi == R && s_lo == 0 && s_hi == S) {
         const int8_t* const base = in + ih0 * ish + iw0 * isw;
-        const int32_t* tp = tab;
-        const int32_t* const te = tab + 2 * nt;
         const int32_t iw1 = iw0 + g->sw;
-        acc = bias + in_off * wsum;
-        if (ow + 1 < g->ow && iw1 + (g->s - 1) * g->dw < g->w) {
-          /* The next output's window is inside too: both at once, each tap entry read once. */
-          const int8_t* const base1 = base + g->sw * isw;
-          int32_t acc1 = acc;
-          do {
-            acc += (int32_t)base[tp[0]] * tp[1];
-            acc1 += (int32_t)base1[tp[0]] * tp[1];
-            tp += 2;
-          } while (tp != te);
+        int32_t acc1;
+        acc = acc1 = bias + in_off * wsum;
+        if (ow + 1 < g->ow && iw1 + (S - 1) * g->dw < g->w) {
+          /* The next output's window is inside too: both at once, each weight read once. */
+          if (S == 5 && R == 5)
+            dw_plane_win(base, w, 5, 5, xs, xr, wss, wsr, d1, 1, &acc, &acc1);
+          else if (S == 7 && R == 7)
+            dw_plane_win(base, w, 7, 7, xs, xr, wss, wsr, d1, 1, &acc, &acc1);
+          else
+            dw_plane_win(base, w, R, S, xs, xr, wss, wsr, d1, 1, &acc, &acc1);
           out[oh * osh + ow * osw] = dw_plane_rq(acc, fast, full, &c, rq, out_zp, act_min, act_max);
           ++ow;
           out[oh * osh + ow * osw] = dw_plane_rq(acc1, fast, full, &c, rq, out_zp, act_min, act_max);
           continue;
         }
-        do { /* nt >= 1 */
-          acc += (int32_t)base[tp[0]] * tp[1];
-          tp += 2;
-        } while (tp != te);
+        if (S == 5 && R == 5)
+          dw_plane_win(base, w, 5, 5, xs, xr, wss, wsr, d1, 0, &acc, &acc1);
+        else if (S == 7 && R == 7)
+          dw_plane_win(base, w, 7, 7, xs, xr, wss, wsr, d1, 0, &acc, &acc1);
+        else
+          dw_plane_win(base, w, R, S, xs, xr, wss, wsr, d1, 0, &acc, &acc1);
       } else {
         acc = bias;
         for (r = r_lo; r < r_hi; ++r)
@@ -446,7 +467,7 @@ sp_status_t sp_conv_s8_depthwise(const sp_tensor_t* in_desc, const int8_t* in, i
                    act_min, act_max, out + n * osn, osh, osw);
     return SP_OK;
   }
-  if (g.c == 1 && g.kg == 1 && g.r * g.s <= DW_PLANE_TAPS) {
+  if (g.c == 1 && g.kg == 1) {
     for (n = 0; n < g.n; ++n)
       dw_plane_s8(&g, in + n * isn, ish, isw, w, wsr, wss, bias ? bias[0] : 0, rq, in_off, out_zp,
                   act_min, act_max, out + n * osn, osh, osw);

@@ -51,7 +51,7 @@ TEST(Vmcu, EveryBlockPlansVerifiesAndNeverLosesToTinyEngine) {
 // B2 (vMCU's TinyEngine bottleneck, 247808 B): the fused block needs about a quarter of it.
 // The whole MCUNet-320KB-ImageNet: the stem is fused with the first block (its 123904-byte output
 // never exists), the arena reaches the strategy's lower bound, below the vMCU paper's 102.7 KB,
-// (vmcu-small: a circular pool at the lower bound, column caches only), and vmcu takes the faster
+// (vmcu-small: a circular pool at the lower bound, row caches inside it where it still places), and vmcu takes the faster
 // row-cache kernel on the fused steps where the target has room (see vmcu_fast_test.cc).
 TEST(Vmcu, WholeMcunetBelowThePaperWithRowCachesWhereTheyFit) {
   ir::Graph g = LoadBlock("mcunet-320kb-imagenet");

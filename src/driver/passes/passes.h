@@ -55,6 +55,11 @@ MakeResult MakeFuse(std::string_view arg);              // fuse:bottleneck
 MakeResult MakeStepLiveness(std::string_view arg);      // step-liveness
 MakeResult MakeSegmentOverlap(std::string_view arg);    // segment-overlap
 MakeResult MakeCircularPool(std::string_view arg);      // circular-pool
+// circular-pool's placement for the current workspaces: the first pool size P from p_lo while
+// P < p_hi (in steps of `stride`) whose chain, laid out modulo P, places within P; kept in st.best
+// and st.pool_bytes. False (st unchanged) if none places.
+bool PlaceCircularPool(PlanningContext& ctx, VmcuState& st, const VmcuInputs& in, int64_t p_lo,
+                       int64_t p_hi, int64_t stride);
 MakeResult MakeRowCache(std::string_view arg);          // row-cache
 MakeResult MakeAssembleSegments(std::string_view arg);  // assemble-segments
 // Module buffering (Samsung).
