@@ -5,13 +5,16 @@
 #include <atomic>
 #include <chrono>
 #include <cmath>
+#include <deque>
 #include <limits>
+#include <memory>
 #include <mutex>
 #include <random>
 #include <span>
 #include <thread>
 
 #include "blocking/pack_step.h"
+#include "blocking/search_memo.h"
 #include "support/progress.h"
 
 namespace sramplan::blocking {
@@ -139,8 +142,10 @@ Status CheckBackingFits(const Layer& layer, const Hierarchy& h) {
 // its backing store in any completion (every later tile is at least the prefix's and fits no level).
 // opt_max_loops: the most loops a dimension may have in a completion.
 // `cutoff`: once the bound's cheaper terms exceed it, the outermost-dimensions term is skipped.
+class OuterPassCache;
+// `cache`: a worker's OuterPassCache (the bound is the same without it, only slower).
 double Bound(const Layer& layer, const Hierarchy& h, const BlockingString& prefix, bool* closed, const Packing& pk,
-             int opt_max_loops, double cutoff = std::numeric_limits<double>::infinity());
+             int opt_max_loops, double cutoff = std::numeric_limits<double>::infinity(), OuterPassCache* cache = nullptr);
 
 // The order of the remaining dimensions (one full loop each) that minimises
 //   sum over operands t of w[t] * (product of the remaining trips from t's first indexing loop),
@@ -242,9 +247,12 @@ struct ExactWorker {
   std::atomic<int64_t>& leaves;
   std::atomic<int64_t>& completions;
   Progress& progress;
+  PrefixMemo* memo;  // null: no transposition table
+  OuterPassCache* pass_cache;
   bool transpose_sym = Transposable(layer);
   DivisorTable divs = AllDivisors(layer);
   int64_t local_nodes = 0;
+  std::string key = {}, rank = {};  // PrefixMemo scratch
   // By prefix length: the packing of the current prefix's first loops and the children lists.
   std::vector<Packing> packs = {};
   std::vector<std::vector<Loop>> kids = {};
@@ -285,7 +293,7 @@ struct ExactWorker {
       bool closed = false;
       const Packing& pk = packs[p.loops.size()];
       double best = inc.energy.load();
-      double lb = Bound(layer, h, p.loops, &closed, pk, opt.max_loops_per_dim, best * (1 + 1e-12));
+      double lb = Bound(layer, h, p.loops, &closed, pk, opt.max_loops_per_dim, best * (1 + 1e-12), pass_cache);
       if (lb > best * (1 + 1e-12)) return;
       // A bound equal to the best can only tie, and ties go to the smaller text: drop the prefix
       // when every completion's text is larger than the best's.
@@ -298,6 +306,14 @@ struct ExactWorker {
         Evaluation ev = Evaluate(layer, h, s);
         if (ev.fits) inc.Offer(s, ev);
         return;
+      }
+      // Transposition: a prefix in the same state with a smaller text stands for this one. Checked
+      // only for the prefixes the bound keeps (equal states have equal bounds, so a dropped one's
+      // twin is dropped by the bound too).
+      if (memo) {
+        memo->Key(p.cur, p.count, p.loops.back().dim, pk, &key);
+        memo->Rank(p.loops, &rank);
+        if (memo->SeenSmaller(key, rank)) return;
       }
     }
     const size_t depth = p.loops.size();
@@ -352,10 +368,15 @@ namespace {
 // completion. cap_bytes: by operand, its largest on-chip level.
 constexpr int kOuterDims = 4;  // OutermostDimsExtra: how many outer dimensions it enumerates
 
-double OutermostDimsExtra(const Layer& layer, const Hierarchy& h, const Extents& end,
-                          const std::array<int, kNumDims>& count, int opt_max_loops,
-                          const double refetch_pj[kNumOperands], const double onchip_pj[kNumOperands],
-                          const double backing_pj[kNumOperands], const int64_t cap_bytes[kNumOperands]) {
+using Passes = std::array<double, kNumOperands>;
+
+// The passes vectors of OutermostDimsExtra's sequences that no other one undercuts in every operand
+// (its cost only grows with each operand's passes, so its minimum is over these). They depend only
+// on the layer, the operands' on-chip capacities and, per dimension, the prefix's block and whether
+// two more loops may follow: a search worker keeps them by that key (OuterPassCache).
+void OuterPasses(const Layer& layer, const Hierarchy& h, const Extents& end, const std::array<int, kNumDims>& count,
+                 int opt_max_loops, const int64_t cap_bytes[kNumOperands], std::vector<Passes>* out) {
+  out->clear();
   std::array<Dim, kNumDims> rest{};
   std::array<double, kNumDims> trips{};
   std::array<int, kNumDims> un{};  // the one operand the dimension does not index, or -1
@@ -385,32 +406,24 @@ double OutermostDimsExtra(const Layer& layer, const Hierarchy& h, const Extents&
     if (unindexed != 1) un[r] = -1;
     ++r;
   }
-  auto extra = [&](int t, double passes) {
-    if (t < 0 || refetch_pj[t] <= 0) return 0.0;
-    const double was = std::min(backing_pj[t], onchip_pj[t]);
-    return std::min(backing_pj[t], onchip_pj[t] + refetch_pj[t] * (passes - 1)) - was;
-  };
-  auto cost = [&](const double passes[kNumOperands]) {
-    double e = 0;
-    for (int t = 0; t < kNumOperands; ++t) e += extra(t, passes[t]);
-    return e;
+  auto add = [&](const Passes& p) {  // keeps the minimal vectors
+    for (const Passes& q : *out)
+      if (q[0] <= p[0] && q[1] <= p[1] && q[2] <= p[2]) return;
+    std::erase_if(*out, [&](const Passes& q) { return p[0] <= q[0] && p[1] <= q[1] && p[2] <= q[2]; });
+    out->push_back(p);
   };
   // Sequences of distinct dimensions from the outside (the first `depth` of every completion; all of
-  // them when fewer remain); passes[u] multiplies the counted trips. The cost only grows along a
-  // sequence, so a partial one at or above the best is dropped.
+  // them when fewer remain); passes[u] multiplies the counted trips.
   const int depth = std::min(r, kOuterDims);
-  double best = std::numeric_limits<double>::infinity();
   std::array<int, kNumDims> seq{};
-  auto rec = [&](auto&& self, int k, unsigned used, const double passes[kNumOperands]) -> void {
-    const double now = cost(passes);
-    if (now >= best) return;
+  auto rec = [&](auto&& self, int k, unsigned used, const Passes& passes) -> void {
     if (k == depth) {
-      best = now;
+      add(passes);
       return;
     }
     for (int j = 0; j < r; ++j) {
       if (used >> j & 1u) continue;
-      double next[kNumOperands] = {passes[0], passes[1], passes[2]};
+      Passes next = passes;
       const int u = un[j];
       if (u >= 0) {
         // Counted when no loop outside (the sequence so far) indexes u, or u's footprint of
@@ -428,18 +441,82 @@ double OutermostDimsExtra(const Layer& layer, const Hierarchy& h, const Extents&
       self(self, k + 1, used | 1u << j, next);
     }
   };
-  const double one[kNumOperands] = {1, 1, 1};
-  rec(rec, 0, 0u, one);
+  rec(rec, 0, 0u, Passes{1, 1, 1});
+}
+
+// A worker's OuterPasses by (block sizes, which dimensions may take two more loops).
+class OuterPassCache {
+ public:
+  explicit OuterPassCache(const Layer& layer) {
+    int64_t slots = 1;
+    for (int d = 0; d < kNumDims; ++d) {
+      divs_[d] = Divisors(layer.ext[d]);
+      radix_[d] = static_cast<int64_t>(divs_[d].size()) * 2;
+      if (slots <= kMaxSlots) slots *= radix_[d];
+    }
+    if (slots <= kMaxSlots) slot_.assign(static_cast<size_t>(slots), -1);
+  }
+  const std::vector<Passes>& Get(const Layer& layer, const Hierarchy& h, const Extents& end,
+                                 const std::array<int, kNumDims>& count, int opt_max_loops,
+                                 const int64_t cap_bytes[kNumOperands]) {
+    if (slot_.empty() || pool_.size() >= kMaxEntries) {  // a huge space: computed each time
+      OuterPasses(layer, h, end, count, opt_max_loops, cap_bytes, &scratch_);
+      return scratch_;
+    }
+    int64_t at = 0;
+    for (int d = 0; d < kNumDims; ++d) {
+      const std::vector<int64_t>& v = divs_[d];
+      const int64_t i = std::lower_bound(v.begin(), v.end(), end[d]) - v.begin();
+      at = at * radix_[d] + i * 2 + (opt_max_loops - count[d] >= 2 ? 1 : 0);
+    }
+    int32_t& s = slot_[static_cast<size_t>(at)];
+    if (s < 0) {
+      s = static_cast<int32_t>(pool_.size());
+      pool_.emplace_back();
+      OuterPasses(layer, h, end, count, opt_max_loops, cap_bytes, &pool_.back());
+    }
+    return pool_[static_cast<size_t>(s)];
+  }
+
+ private:
+  static constexpr int64_t kMaxSlots = int64_t{1} << 23;  // 32 MB of slots per worker at most
+  static constexpr size_t kMaxEntries = size_t{1} << 20;
+  std::array<std::vector<int64_t>, kNumDims> divs_;
+  std::array<int64_t, kNumDims> radix_{};
+  std::vector<int32_t> slot_;          // by (block, two-more-loops flag) of every dimension: index into pool_
+  std::deque<std::vector<Passes>> pool_;  // stable addresses
+  std::vector<Passes> scratch_;
+};
+
+double OutermostDimsExtra(const Layer& layer, const Hierarchy& h, const Extents& end,
+                          const std::array<int, kNumDims>& count, int opt_max_loops,
+                          const double refetch_pj[kNumOperands], const double onchip_pj[kNumOperands],
+                          const double backing_pj[kNumOperands], const int64_t cap_bytes[kNumOperands],
+                          OuterPassCache* cache) {
+  std::vector<Passes> local;
+  const std::vector<Passes>* vs = &local;
+  if (cache)
+    vs = &cache->Get(layer, h, end, count, opt_max_loops, cap_bytes);
+  else
+    OuterPasses(layer, h, end, count, opt_max_loops, cap_bytes, &local);
+  auto extra = [&](int t, double passes) {
+    if (t < 0 || refetch_pj[t] <= 0) return 0.0;
+    const double was = std::min(backing_pj[t], onchip_pj[t]);
+    return std::min(backing_pj[t], onchip_pj[t] + refetch_pj[t] * (passes - 1)) - was;
+  };
+  double best = std::numeric_limits<double>::infinity();
+  for (const Passes& p : *vs) best = std::min(best, extra(0, p[0]) + extra(1, p[1]) + extra(2, p[2]));
   return std::isfinite(best) ? best : 0.0;
 }
 
 double Bound(const Layer& layer, const Hierarchy& h, const BlockingString& prefix, bool* all_closed, const Packing& pk,
-             int opt_max_loops, double cutoff) {
+             int opt_max_loops, double cutoff, OuterPassCache* cache) {
   *all_closed = true;
   Extents end = {1, 1, 1, 1, 1, 1, 1};
   for (const Loop& l : prefix) end[Idx(l.dim)] = l.size;
   double rprod = 1;
-  for (Dim d : kAllDims) rprod *= static_cast<double>(layer.extent(d) / end[Idx(d)]);
+  // (exact in doubles: the block divides the extent; no integer division on this hot path)
+  for (Dim d : kAllDims) rprod *= static_cast<double>(layer.extent(d)) / static_cast<double>(end[Idx(d)]);
   const double m = static_cast<double>(layer.Macs());
   const int64_t wb = h.word_bytes();
   double lb = m * h.mac_pj;
@@ -482,14 +559,16 @@ double Bound(const Layer& layer, const Hierarchy& h, const BlockingString& prefi
     // Levels below the backing store where a later buffer of t could still go: any later buffer
     // holds at least the tile of the loops placed so far.
     int64_t need = layer.Footprint(t, end) * wb;
-    std::fill(fits.begin(), fits.end(), 0);
+    for (char& f : fits) f = 0;
+    bool none_fits = true;
     if (!pk.exhausted[ti])
       for (int l = pk.ptr[ti]; l < back; ++l) {
         if (!h.levels[l].Holds(t)) continue;
         int64_t avail = pk.free_bytes[l] + (k > 0 && ch[k - 1].level == l ? ch[k - 1].elems * wb : 0);
         fits[l] = avail >= need;
+        none_fits = none_fits && !fits[l];
       }
-    for (char f : fits) *all_closed = *all_closed && !f;
+    if (!none_fits) *all_closed = false;
     auto mac_pj = [&](int l) { return m * (h.levels[l].read_pj + (out ? h.levels[l].write_pj : 0)); };
     // Eligible for the outermost-loop bound below: t's on-chip buffers are too small for all of t.
     int64_t cap = 0;
@@ -532,10 +611,10 @@ double Bound(const Layer& layer, const Hierarchy& h, const BlockingString& prefi
     if (!closed) {
       fills = 1;
       for (Dim d : kAllDims)
-        if (layer.Indexes(d, t)) fills *= static_cast<double>(layer.extent(d) / end[Idx(d)]);
+        if (layer.Indexes(d, t)) fills *= static_cast<double>(layer.extent(d)) / static_cast<double>(end[Idx(d)]);
     }
     double best = StreamPj(h, t, fills, static_cast<double>(last.elems), tiles(last), last.level, back);
-    bool operand_closed = std::none_of(fits.begin(), fits.end(), [](char f) { return f != 0; });
+    const bool operand_closed = none_fits;
     if (!closed && operand_closed) {  // its fills depend on the order of the remaining loops only
       dp_w[ti] = StreamPj(h, t, 1, static_cast<double>(last.elems), tiles(last), last.level, back) -
                  StreamPj(h, t, 0, static_cast<double>(last.elems), tiles(last), last.level, back);
@@ -554,7 +633,7 @@ double Bound(const Layer& layer, const Hierarchy& h, const BlockingString& prefi
   if (dp_count >= 2) lb += OrderDp(layer, end, dp_w, nullptr, nullptr) - dp_alone;
   const bool any_refetch = refetch_pj[0] > 0 || refetch_pj[1] > 0 || refetch_pj[2] > 0;
   if (n > 0 && any_refetch && lb <= cutoff)
-    lb += OutermostDimsExtra(layer, h, end, count, opt_max_loops, refetch_pj, onchip_pj, backing_pj, cap_bytes);
+    lb += OutermostDimsExtra(layer, h, end, count, opt_max_loops, refetch_pj, onchip_pj, backing_pj, cap_bytes, cache);
   return lb;
 }
 
@@ -578,6 +657,9 @@ StatusOr<SearchResult> ExactSearch(const Layer& layer, const Hierarchy& h, const
   std::atomic<int64_t> nodes{0}, leaves{0}, completions{0};
   auto deadline = t0 + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(opt.time_limit_s));
   Progress progress("blocking search of " + layer.name, opt.time_limit_s, "pJ");
+  std::unique_ptr<PrefixMemo> memo;
+  if (opt.memo_limit > 0) memo = std::make_unique<PrefixMemo>(layer, opt.memo_limit);
+  PrefixMemo* const memo_ptr = memo.get();
   Prefix root;
   std::vector<Loop> first = Children(layer, root, opt.max_loops_per_dim, Transposable(layer));
   // The workers share the prefixes of two loops (one when it is complete): enough tasks to keep
@@ -597,7 +679,8 @@ StatusOr<SearchResult> ExactSearch(const Layer& layer, const Hierarchy& h, const
   nodes.fetch_add(static_cast<int64_t>(first.size()));
   std::atomic<size_t> next{0};
   auto work = [&]() {
-    ExactWorker w{layer, h, opt, inc, deadline, timed_out, nodes, leaves, completions, progress};
+    OuterPassCache cache(layer);
+    ExactWorker w{layer, h, opt, inc, deadline, timed_out, nodes, leaves, completions, progress, memo_ptr, &cache};
     for (size_t i; (i = next.fetch_add(1)) < tasks.size();) {
       Prefix p = tasks[i];
       w.Start(p);
@@ -607,7 +690,8 @@ StatusOr<SearchResult> ExactSearch(const Layer& layer, const Hierarchy& h, const
   };
   if (first.empty()) {  // a layer of one MAC: the empty string
     Prefix p;
-    ExactWorker w{layer, h, opt, inc, deadline, timed_out, nodes, leaves, completions, progress};
+    OuterPassCache cache(layer);
+    ExactWorker w{layer, h, opt, inc, deadline, timed_out, nodes, leaves, completions, progress, memo_ptr, &cache};
     w.Start(p);
     w.Dfs(p);
   } else {
@@ -621,6 +705,10 @@ StatusOr<SearchResult> ExactSearch(const Layer& layer, const Hierarchy& h, const
   r.nodes = nodes.load();
   r.leaves = leaves.load();
   r.completions = completions.load();
+  if (memo) {
+    r.memo_hits = memo->hits();
+    r.memo_states = memo->size();
+  }
   if (!std::isfinite(inc.energy.load()))
     return OutOfMemory("layer '" + layer.name + "': no blocking string fits hierarchy '" + h.name + "'");
   r.found = true;

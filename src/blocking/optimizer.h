@@ -11,7 +11,10 @@
 // buffers that have an outer buffer of the same operand) and, for the rest, the compulsory traffic of
 // the backing store plus the refetch that the outermost dimensions of any completion force
 // (optimizer.cc, OutermostDimsExtra); a prefix whose bound exceeds the best full string found is
-// dropped. Prefixes are packed incrementally (pack_step.h). The two-loop prefixes are shared among
+// dropped (the outermost-dimensions term's passes vectors depend only on the block sizes, so each
+// worker computes them once per block, OuterPassCache). Prefixes are packed incrementally
+// (pack_step.h); a prefix whose search state equals that of a prefix with a smaller text is dropped
+// (the transposition table, search_memo.h). The two-loop prefixes are shared among
 // `threads` workers. Dominance: a prefix after which no operand can
 // get another buffer below its backing store ("closed") is completed directly by the best order of
 // its remaining dimensions (a DP over their subsets, optimizer.cc) instead of being branched. proved_optimal: the search finished within the
@@ -48,6 +51,8 @@ struct SearchOptions {
   // min(min_accum_depth, C Fw Fh). Strings whose whole nest fits the lowest level are not constrained.
   int k_multiple = 0;
   int64_t min_accum_depth = 0;
+  // Exact: most prefix states kept in the transposition table (search_memo.h); 0 turns it off.
+  int64_t memo_limit = int64_t{1} << 22;
 };
 
 // Whether `s` (a prefix or a full string) meets opt's micro-kernel constraints (above).
@@ -61,6 +66,8 @@ struct SearchResult {
   int64_t nodes = 0;       // prefixes visited
   int64_t leaves = 0;      // full strings evaluated
   int64_t completions = 0;  // exact: closed prefixes completed by the DP (ExactSearch) instead of branching
+  int64_t memo_hits = 0;    // exact: prefixes dropped by the transposition table (search_memo.h)
+  int64_t memo_states = 0;  // exact: prefix states the table holds at the end
   double search_s = 0;
 };
 
