@@ -385,6 +385,9 @@ std::string Detail(const Partition& d, int k_max, const SpillSolution& sol, int 
 // COSMA's joint mode inside the part: the part's own problem (boundary tensors from DRAM / to DRAM), its
 // budget less the bytes of tensors the current solution keeps resident across the whole part without
 // accessing them there (their on-chip state is carried, not reset). Returns the stitched order.
+// Only the parts where the current solution spills or reloads are reordered (the time is shared among
+// them by their op counts); a part without traffic keeps its order: its own problem (which only relaxes
+// the current solution's steps there) has no traffic to remove, so its solve would only spend time.
 std::vector<int> ReorderParts(const SpillProblem& p, const SpillSolution& cur, int k_max, double time_limit_s,
                               bool verbose, int* proved_parts, int* parts, bool* hit_limit) {
   Clock::time_point ts = Clock::now();
@@ -392,9 +395,23 @@ std::vector<int> ReorderParts(const SpillProblem& p, const SpillSolution& cur, i
   std::vector<int> out;
   out.reserve(d.n);
   std::vector<int> global;
-  *parts = d.np;
+  std::vector<char> busy(d.np, 0);  // the current solution moves non-compulsory bytes in the part
+  std::vector<int> part_of_step(d.n, 0);
+  for (int k = 0; k < d.np; ++k)
+    for (int st = d.parts[k].first; st < d.parts[k].second; ++st) part_of_step[st] = k;
+  for (const Move& m : cur.moves)
+    if ((m.kind == MoveKind::kSpill || m.kind == MoveKind::kReload) && m.step >= 0 && m.step < d.n)
+      busy[part_of_step[m.step]] = 1;
+  int busy_ops_left = 0;
+  for (int k = 0; k < d.np; ++k)
+    if (busy[k]) busy_ops_left += d.parts[k].second - d.parts[k].first;
+  *parts = static_cast<int>(std::count(busy.begin(), busy.end(), 1));
   for (int k = 0; k < d.np; ++k) {
     const int b = d.parts[k].first, e = d.parts[k].second;  // not a structured binding: clang 14 lambdas cannot capture one
+    if (!busy[k]) {
+      for (int st = b; st < e; ++st) out.push_back(d.order[st]);
+      continue;
+    }
     Pins pins = NoPins(d);
     for (const Residency& r : cur.residencies) {
       const int t = r.tensor;
@@ -413,7 +430,8 @@ std::vector<int> ReorderParts(const SpillProblem& p, const SpillSolution& cur, i
     CosmaOptions co;
     co.all_orders_bound = false;
     const double left = time_limit_s - SecondsSince(ts);
-    co.time_limit_s = std::max(0.05, left * (e - b) / std::max(1, d.n - b));
+    co.time_limit_s = std::max(0.05, left * (e - b) / std::max(1, busy_ops_left));
+    busy_ops_left -= e - b;
     co.verbose = verbose;
     if (left <= 0.05) {  // time spent: the remaining parts keep their order
       *hit_limit = true;

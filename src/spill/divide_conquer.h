@@ -52,8 +52,9 @@ struct DcOptions {
 };
 
 // One reorder round (cosma-dc's rounds, and the joint mode's large-neighbourhood search): cuts
-// incumbent.order into windows of at most k ops where the fewest bytes cross, reorders every window by
-// COSMA's joint mode inside it (60% of the time; the rest of the order fixed; the window's budget less
+// incumbent.order into windows of at most k ops where the fewest bytes cross, reorders every window in
+// which the incumbent spills or reloads (the others keep their order; the time goes to the busy windows by
+// their op counts) by COSMA's joint mode inside it (60% of the time; the rest of the order fixed; the window's budget less
 // the bytes the incumbent keeps resident across it unused), and places the stitched order with COSMA's
 // exact fixed-order solve (the rest of the time). Returns the incumbent itself when no window changed,
 // else the placed solution (checked with CheckSolution; it may be worse than the incumbent: the caller

@@ -212,5 +212,52 @@ TEST(DivideAndConquerTest, ReorderRoundsBeatTheFixedScheduleSolve) {
   EXPECT_NE(s->detail.find("chosen: round"), std::string::npos) << s->detail;
 }
 
+// A chain of six ops without traffic, then TwoBranches' diamond fed by the chain's end (budget 25):
+// in the breadth-first order (A, P1, Q1, P2, Q2, F) the diamond moves 20 B, depth-first none. A reorder
+// round with windows of 6 ops cuts the 12 steps into the chain and the diamond; only the diamond, where
+// the incumbent spills and reloads, is re-solved (the label counts one window), the chain keeps its
+// order, and the placed result moves nothing.
+TEST(DivideAndConquerTest, ReorderRoundReSolvesOnlyWindowsWithTraffic) {
+  SpillProblem p;
+  int prev = AddTensor(&p, "x", 5, true);
+  for (int i = 1; i <= 6; ++i) {
+    int t = AddTensor(&p, "t" + std::to_string(i), i == 6 ? 5 : 10);
+    AddOp(&p, "op" + std::to_string(i), {prev}, {t});
+    prev = t;
+  }
+  int a = AddTensor(&p, "a", 10);
+  int p1 = AddTensor(&p, "p1", 10);
+  int q1 = AddTensor(&p, "q1", 10);
+  int p2 = AddTensor(&p, "p2", 5);
+  int q2 = AddTensor(&p, "q2", 5);
+  int y = AddTensor(&p, "y", 10, false, false, true);
+  AddOp(&p, "A", {prev}, {a});
+  AddOp(&p, "P1", {a}, {p1});
+  AddOp(&p, "Q1", {a}, {q1});
+  AddOp(&p, "P2", {p1}, {p2});
+  AddOp(&p, "Q2", {q1}, {q2});
+  AddOp(&p, "F", {p2, q2}, {y});
+  p.budget = 25;
+  CosmaOptions co;
+  co.fixed_order.resize(12);
+  std::iota(co.fixed_order.begin(), co.fixed_order.end(), 0);
+  auto fixed = SolveCosma(p, co);
+  ASSERT_TRUE(fixed.ok()) << fixed.status().message();
+  ASSERT_EQ(fixed->noncompulsory_bytes, 20) << fixed->detail;
+  std::string label;
+  auto r = ReorderRound(p, *fixed, 6, 30, false, &label);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  ASSERT_TRUE(CheckSolution(p, *r).ok());
+  EXPECT_EQ(r->noncompulsory_bytes, 0) << r->detail;
+  EXPECT_EQ(label.rfind("1 windows of <= 6 ops reordered", 0), 0u) << label;
+  EXPECT_EQ(std::vector<int>(r->order.begin(), r->order.begin() + 6), std::vector<int>({0, 1, 2, 3, 4, 5}));
+  // No traffic anywhere: nothing to re-solve, the incumbent comes back.
+  std::string label0;
+  auto same = ReorderRound(p, *r, 6, 30, false, &label0);
+  ASSERT_TRUE(same.ok());
+  EXPECT_EQ(same->order, r->order);
+  EXPECT_EQ(label0.rfind("0 windows", 0), 0u) << label0;
+}
+
 }  // namespace
 }  // namespace sramplan::spill
