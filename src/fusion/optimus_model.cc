@@ -1,4 +1,5 @@
 #include "fusion/optimus_model.h"
+#include "fusion/isoa_rules.h"
 
 #include <algorithm>
 #include <map>
@@ -185,6 +186,7 @@ StatusOr<FusionGraph> BuildFusionGraph(const ir::Graph& g, const analysis::Sched
     RowsAndChannels(g, t, &f.rows, &f.channels);
     const int64_t images = t.shape.size() >= 2 && t.shape[0] == fg.batch ? fg.batch : 1;
     f.row_bytes = CeilDiv(f.bytes, images * f.rows);
+    f.row_elems = CeilDiv(t.NumElements(), images * f.rows);
     f.producer = producer;
     f.graph_output = t.kind == ir::TensorKind::kOutput;
     fg.tensors.push_back(f);
@@ -249,6 +251,7 @@ StatusOr<FusionGraph> BuildFusionGraph(const ir::Graph& g, const analysis::Sched
     uniq(v.succs);
   }
   for (FTensor& t : fg.tensors) uniq(t.consumers);
+  MarkIsoaRoles(g, &fg);
   return fg;
 }
 
@@ -338,7 +341,7 @@ class GroupIndex {
   int64_t FmapBytes(int64_t tiles, const std::vector<char>& isoa, const AccelModel& m) const {
     std::vector<int64_t>& r = scratch_;
     Rows(tiles, &r);
-    int64_t bytes = accum_;
+    int64_t bytes = accum_ + IsoaSums(r, isoa);
     for (size_t k = 0; k < r.size(); ++k) {
       if (r[k] == 0) continue;
       const bool phi = producer_pos_[k] >= 0 && isoa[producer_pos_[k]] != 0;
@@ -347,6 +350,24 @@ class GroupIndex {
     return bytes;
   }
   std::vector<char> Isoa(const AccelModel& m) const;
+  // int32 partial sums of ISOA readers (rows r of their outputs, 4 B an element): of the group
+  // vertices whose in-group producer applies ISOA (`isoa`), or with isoa empty, of vertex i's
+  // in-group readers (the cost of i applying ISOA, Alg. 2).
+  int64_t IsoaSums(const std::vector<int64_t>& r, const std::vector<char>& isoa) const {
+    int64_t bytes = 0;
+    for (size_t i = 0; i < group_.size(); ++i) {
+      bool reads = false;
+      for (int j = in_at_[i]; j < in_at_[i + 1]; ++j)
+        reads = reads || (producer_pos_[ins_[j]] >= 0 && isoa[producer_pos_[ins_[j]]]);
+      if (reads) bytes += ReaderSums(i, r);
+    }
+    return bytes;
+  }
+  int64_t ReaderSums(size_t i, const std::vector<int64_t>& r) const {
+    int64_t bytes = 0;
+    for (int o = out_at_[i]; o < out_at_[i + 1]; ++o) bytes += 4 * r[outs_[o]] * fg_.tensors[tensors_[outs_[o]]].row_elems;
+    return bytes;
+  }
   // Eq. 3's feature-map terms: every group input once (an input several operators read is read
   // once, as far as their windows reach), every group output once.
   void DramBytes(int64_t* read, int64_t* write) const {
@@ -400,7 +421,17 @@ std::vector<char> GroupIndex::Isoa(const AccelModel& m) const {
       c0 += RowsBytes(fg_.tensors[tensors_[k]], r[k], false, m);
       c1 += RowsBytes(fg_.tensors[tensors_[k]], r[k], true, m);
     }
-    allowed[i] = v.channel_tiled && c1 < c0;
+    // Read inside the group: only where the executor runs it (a source with readers that sum
+    // int32 partial sums per input-channel slice, counted with the slice).
+    bool executable = true, read_inside = false;
+    for (int s : v.succs) {
+      if (!InGroup(group_, s)) continue;
+      read_inside = true;
+      const size_t j = std::lower_bound(group_.begin(), group_.end(), s) - group_.begin();
+      executable = executable && fg_.vertices[s].isoa_reader;
+      c1 += ReaderSums(j, r);
+    }
+    allowed[i] = v.channel_tiled && c1 < c0 && (!read_inside || (v.isoa_source && executable));
     int64_t s0 = 0, s1 = 0;
     for (int s : v.succs) {
       if (!InGroup(group_, s)) continue;
