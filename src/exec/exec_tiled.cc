@@ -239,6 +239,7 @@ StatusOr<TiledSchedule> ScheduleStrips(const ir::Graph& g, const Builder& b, con
         target[t] = std::max(target[t], (j + 1) * ts.tensors[t].rows / ts.tiles);
     for (size_t i = ops.size(); i-- > 0;) {
       const OpInfo& oi = b.info[i];
+      RaiseIsoaReaders(ts, static_cast<int>(i), &target);
       int64_t out_t = 0;
       for (int o : oi.out) out_t = std::max(out_t, target[o]);
       if (!oi.rowwise && out_t > 0)

@@ -19,10 +19,10 @@ bool ChannelConcat(const ir::Op& op, const TiledOp& oi) {
   return op.type == "Concat" && oi.rowwise && (axis == 3 || axis == -1);
 }
 
-// A reader: its first input's rows follow a window that does not overlap the next strip's.
+// A reader: its first input's window is one row high (fusion/isoa_rules.cc).
 bool Reader(const ir::Graph& g, const ir::Op& op, const TiledOp& oi) {
   if (!PlainConv(g, op, oi) || oi.rules[0].rule != TiledRule::kWindow) return false;
-  return oi.rules[0].k_eff <= oi.rules[0].stride;
+  return oi.rules[0].k_eff == 1;
 }
 
 const uint8_t* Resolve(const CallArg& a, const OpCalls& calls, const std::vector<const uint8_t*>& in) {
@@ -76,6 +76,23 @@ void MarkIsoaSlices(const ir::Graph& g, const plan::TiledGroup& tg, TiledSchedul
     x.slice_bytes = x.row_bytes / channels * tg.tile_channels;
     ts->op_info[x.producer].isoa_source = true;
     for (int i : readers) ts->op_info[i].isoa_reader = true;
+  }
+}
+
+void RaiseIsoaReaders(const TiledSchedule& ts, int source, std::vector<int64_t>* target) {
+  if (!ts.op_info[source].isoa_source) return;
+  const int x = ts.op_info[source].out[0];
+  const int64_t tx = (*target)[x];
+  if (tx <= 0) return;
+  for (size_t i = 0; i < ts.ops.size(); ++i) {
+    const TiledOp& oi = ts.op_info[i];
+    if (!oi.isoa_reader || oi.in[0] != x) continue;
+    // The most output rows whose one-row windows lie in the first tx rows: every row of x up to tx
+    // the reader will ever read (a stride skips the others).
+    const TiledInput& ru = oi.rules[0];
+    const int64_t rows = ts.tensors[oi.out[0]].rows;
+    const int64_t out = tx >= ts.tensors[x].rows ? rows : std::min(rows, FloorDiv(tx - 1 + ru.pad_top, ru.stride) + 1);
+    (*target)[oi.out[0]] = std::max((*target)[oi.out[0]], out);
   }
 }
 

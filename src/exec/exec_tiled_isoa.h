@@ -24,6 +24,10 @@ namespace sramplan::exec {
 // and readers as in fusion/isoa_rules.h), in `ts` (tensors: sliced, slice_bytes; ops: roles).
 void MarkIsoaSlices(const ir::Graph& g, const plan::TiledGroup& tg, TiledSchedule* ts);
 
+// Before the backward pass reaches `source` (target[x] of its sliced output x final): raises its
+// readers' targets so that they consume every row of x the strip computes (the slices are gone
+// after the strip).
+void RaiseIsoaReaders(const TiledSchedule& ts, int source, std::vector<int64_t>* target);
 // Every reader's input rows of a strip lie in the rows its source computes in that strip (a slice
 // is overwritten by the next one); kMismatch naming the ops otherwise.
 Status CheckIsoaStrips(const TiledSchedule& ts, const std::string& where);

@@ -29,11 +29,12 @@ void MarkIsoaRoles(const ir::Graph& g, FusionGraph* fg) {
     if (v.ops.size() != 1 || !v.known) continue;
     const ir::Op& op = g.op(v.ops[0]);
     v.isoa_source = PlainConv(g, op) || ChannelConcat(g, op);
-    // A reader sums one input slice after the other into the rows a strip computes; its windows
-    // must not overlap between strips (no halo rows of a slice needed by the next strip).
+    // A reader sums one input slice after the other into the rows a strip computes: its window
+    // is one row high (any stride, any width), so no row of a slice is needed by a later strip
+    // and the executor can let every reader consume all rows its source computes in a strip.
     if (PlainConv(g, op) && v.inputs.size() == 1 && v.in_maps.size() == 1) {
       const RowMap& m = v.in_maps[0];
-      v.isoa_reader = m.rule == RowRule::kWindow && m.fixed_out == 0 && m.k_eff <= m.stride;
+      v.isoa_reader = m.rule == RowRule::kWindow && m.fixed_out == 0 && m.k_eff == 1;
     }
   }
 }

@@ -431,7 +431,9 @@ std::vector<char> GroupIndex::Isoa(const AccelModel& m) const {
       executable = executable && fg_.vertices[s].isoa_reader;
       c1 += ReaderSums(j, r);
     }
-    allowed[i] = v.channel_tiled && c1 < c0 && (!read_inside || (v.isoa_source && executable));
+    // A vertex of several ops (e.g. Add with its Relu) would need every op sliced: not executed,
+    // so not allowed (one op: its output streams to DRAM through a T_c-channel staging window).
+    allowed[i] = v.channel_tiled && c1 < c0 && v.ops.size() == 1 && (!read_inside || (v.isoa_source && executable));
     int64_t s0 = 0, s1 = 0;
     for (int s : v.succs) {
       if (!InGroup(group_, s)) continue;

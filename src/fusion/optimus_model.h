@@ -87,7 +87,7 @@ struct Vertex {
   // ISOA read inside a group (fusion/isoa_rules.cc, what exec/exec_tiled_isoa.cc runs): the
   // vertex can produce its output T_c channels at a time for readers of the group (a one-op Conv
   // with group 1, or a channel Concat), and it can read such an input as int32 partial sums per
-  // input-channel slice (a one-op Conv with group 1 whose row windows do not overlap: k_eff <= stride).
+  // input-channel slice (a one-op Conv with group 1 whose window is one row high).
   bool isoa_source = false;
   bool isoa_reader = false;
 };
