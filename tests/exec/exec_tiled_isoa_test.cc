@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <string>
+#include <utility>
 
 #include "exec/exec_tiled.h"
 #include "exec/lower_step.h"
@@ -90,10 +91,12 @@ TEST(ExecTiledIsoa, SmallDagSlicedBitExactWithPlannedBytes) {
   EXPECT_GT(sliced, 0) << "no plan read an ISOA output inside a group";
 }
 
-// Real models at 128 KB (int8, optimus): groups read ISOA outputs (Concat sources feeding 1x1
-// convolutions) and run them sliced, bit-exact, with the DRAM bytes of the plan at its strips.
+// Real models (int8, optimus): SqueezeNet at 128 KB (4 groups) and GoogLeNet at 64 KB (3 groups)
+// read ISOA outputs (Concat sources feeding 1x1 convolutions) and run them sliced, bit-exact, with
+// the DRAM bytes of the plan at its strips.
 TEST(ExecTiledIsoa, RealModelsSlicedBitExactWithPlannedBytes) {
-  for (const char* model : {"squeezenet1_0", "googlenet"}) {
+  const std::pair<const char*, int64_t> cases[] = {{"squeezenet1_0", 128}, {"googlenet", 64}};
+  for (const auto& [model, kib] : cases) {
     SCOPED_TRACE(model);
     auto gi = import::ImportModel(testing::SourcePath(std::string("models/onnx/") + model + ".onnx"), {});
     ASSERT_TRUE(gi.ok()) << gi.status().message();
@@ -102,7 +105,7 @@ TEST(ExecTiledIsoa, RealModelsSlicedBitExactWithPlannedBytes) {
     ir::ApplyDtype(g, ir::DataType::kInt8);
     auto q = QuantizeModel(g, kDefaultSeed, nullptr);
     ASSERT_TRUE(q.ok()) << q.status().message();
-    const plan::Plan p = Plan(g, Accel(128 << 10), "optimus", "int8");
+    const plan::Plan p = Plan(g, Accel(kib << 10), "optimus", "int8");
     ASSERT_TRUE(plan::VerifyPlan(p).ok()) << plan::VerifyPlan(p).Summary();
     EXPECT_GT(SlicedTensors(g, p, &*q), 0);
     std::vector<std::string> notes;
