@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <map>
 #include <optional>
+#include <tuple>
 
 #include "ir/op_geometry.h"
 #include "support/int_math.h"
@@ -484,13 +485,14 @@ int64_t GroupFmapBytesIsoa(const FusionGraph& fg, const std::vector<int>& group,
   return gi.FmapBytes(tiles, gi.Isoa(m), m);
 }
 
-GroupEval EvaluateGroup(const FusionGraph& fg, const std::vector<int>& group, const AccelModel& m,
-                        CostRule rule) {
+namespace {
+
+GroupEval EvaluateWith(const FusionGraph& fg, const std::vector<int>& group, const GroupIndex& gi,
+                       const AccelModel& m, CostRule rule, std::vector<char> isoa) {
   GroupEval e;
   for (int v : group) e.param_bytes += fg.vertices[v].param_bytes;
-  const GroupIndex gi(fg, group);
   gi.DramBytes(&e.read_bytes, &e.write_bytes);
-  e.isoa = rule == CostRule::kOptimus ? gi.Isoa(m) : std::vector<char>(group.size(), 0);
+  e.isoa = std::move(isoa);
   e.ref_rows = gi.ref_rows();
   const int64_t min_t = std::min(m.t_h, e.ref_rows);
   // The most strips whose tile still has min(T_h, O_h) rows.
@@ -530,6 +532,27 @@ GroupEval EvaluateGroup(const FusionGraph& fg, const std::vector<int>& group, co
   }
   e.tile_rows = CeilDiv(e.ref_rows, e.tiles);
   return e;
+}
+
+}  // namespace
+
+GroupEval EvaluateGroup(const FusionGraph& fg, const std::vector<int>& group, const AccelModel& m,
+                        CostRule rule) {
+  const GroupIndex gi(fg, group);
+  const std::vector<char> none(group.size(), 0);
+  if (rule != CostRule::kOptimus) return EvaluateWith(fg, group, gi, m, rule, none);
+  std::vector<char> isoa = gi.Isoa(m);
+  const bool any = std::find(isoa.begin(), isoa.end(), 1) != isoa.end();
+  GroupEval e = EvaluateWith(fg, group, gi, m, rule, std::move(isoa));
+  if (!any) return e;
+  // Alg. 2 decides on the one-row tile; with the readers' int32 partial sums (which grow with the
+  // rows of their outputs) its decisions can cost more at the tile Eq. 4 picks than none: the
+  // group takes the better of the two (so Optimus never loses to the rule without ISOA).
+  GroupEval plain = EvaluateWith(fg, group, gi, m, rule, none);
+  auto key = [](const GroupEval& x) {
+    return std::make_tuple(!x.feasible, x.feasible ? x.dram_bytes() : 0, x.feasible ? x.buffer_bytes : x.min_buffer_bytes);
+  };
+  return key(plain) < key(e) ? plain : e;
 }
 
 }  // namespace sramplan::fusion
