@@ -212,7 +212,7 @@ std::string TiledOverflowWhy(const ir::Graph& g, const TiledSchedule& base, cons
                             std::to_string(capacity);
   if (!isoa_inside.empty())
     return holds + ": the executor holds every channel of the ISOA output(s) " + isoa_inside +
-           " that operators of the group read (ISOA read inside a group runs sliced only in int8, from a Conv or Concat to group-1 Conv readers without halo), where the plan counts " +
+           " that operators of the group read (ISOA read inside a group runs sliced only in int8, from a one-op Conv or Concat to group-1 Conv readers with a one-row window), where the plan counts " +
            std::to_string(tg.tile_channels) + " channels (group.buffer_bytes " + std::to_string(tg.buffer_bytes) + ")";
   return holds + "; the plan's working set (group.buffer_bytes) is " + std::to_string(tg.buffer_bytes) +
          " bytes: the executor's windows hold more rows than the tile model counts";

@@ -32,7 +32,11 @@ void MarkIsoaRoles(const ir::Graph& g, FusionGraph* fg) {
     // A reader sums one input slice after the other into the rows a strip computes: its window
     // is one row high (any stride, any width), so no row of a slice is needed by a later strip
     // and the executor can let every reader consume all rows its source computes in a strip.
-    if (PlainConv(g, op) && v.inputs.size() == 1 && v.in_maps.size() == 1) {
+    // Integer sums only: float sums would depend on the slice order (not bit-exact), so a float
+    // plan keeps ISOA to outputs that leave the group (the executor holds every channel otherwise).
+    const ir::DataType dt = g.tensor(op.inputs[0]).dtype;
+    const bool integer = dt != ir::DataType::kFloat32 && dt != ir::DataType::kFloat16;
+    if (integer && PlainConv(g, op) && v.inputs.size() == 1 && v.in_maps.size() == 1) {
       const RowMap& m = v.in_maps[0];
       v.isoa_reader = m.rule == RowRule::kWindow && m.fixed_out == 0 && m.k_eff == 1;
     }
