@@ -91,6 +91,27 @@ TEST(ExecTiledIsoa, SmallDagSlicedBitExactWithPlannedBytes) {
   EXPECT_GT(sliced, 0) << "no plan read an ISOA output inside a group";
 }
 
+// float32: integer partial sums are the exact path, so a float plan reads no ISOA output inside a
+// group (its sums would depend on the slice order) and runs bit-exact with the planned bytes.
+TEST(ExecTiledIsoa, Float32PlansReadNoIsoaInsideAGroup) {
+  ir::Graph g = testing::LoadNativeGraph(kIsoaGraph);
+  ir::ApplyDtype(g, ir::DataType::kFloat32);
+  const tiled_test::RunData rd = tiled_test::MakeRunData(g, false);
+  for (int64_t kib : {24, 32, 48, 64}) {
+    SCOPED_TRACE(std::to_string(kib) + " KiB");
+    const plan::Plan p = Plan(g, Accel(kib << 10), "optimus", "float32");
+    ASSERT_TRUE(plan::VerifyPlan(p).ok()) << plan::VerifyPlan(p).Summary();
+    for (const auto& st : p.steps)
+      for (const auto& op : st.ops)
+        for (const auto& in : op.inputs)
+          for (const auto& src : st.ops)
+            if (std::count(src.outputs.begin(), src.outputs.end(), in))
+              EXPECT_EQ(std::count(st.tiled.isoa.begin(), st.tiled.isoa.end(), src.name), 0) << src.name;
+    std::vector<std::string> notes;
+    EXPECT_EQ(RunBoth(g, p, nullptr, rd.data, &notes), "");
+  }
+}
+
 // Real models (int8, optimus): SqueezeNet at 128 KB (4 groups) and GoogLeNet at 64 KB (3 groups)
 // read ISOA outputs (Concat sources feeding 1x1 convolutions) and run them sliced, bit-exact, with
 // the DRAM bytes of the plan at its strips.
