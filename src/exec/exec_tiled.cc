@@ -4,6 +4,7 @@
 #include <cstring>
 #include <map>
 
+#include "exec/exec_tiled_isoa.h"
 #include "exec/executor.h"
 #include "exec/hybrid.h"
 #include "exec/kernels.h"
@@ -201,7 +202,7 @@ std::string TiledOverflowWhy(const ir::Graph& g, const TiledSchedule& base, cons
                              int64_t need, int64_t capacity) {
   std::string isoa_inside;
   for (const TiledTensor& t : base.tensors) {
-    if (t.producer < 0 || t.direct) continue;
+    if (t.producer < 0 || t.direct || t.sliced) continue;
     const std::string& producer = base.ops[t.producer]->name;
     if (std::find(tg.isoa.begin(), tg.isoa.end(), producer) == tg.isoa.end()) continue;
     isoa_inside += (isoa_inside.empty() ? "'" : ", '") + g.tensor(t.id).name + "'";
@@ -211,7 +212,7 @@ std::string TiledOverflowWhy(const ir::Graph& g, const TiledSchedule& base, cons
                             std::to_string(capacity);
   if (!isoa_inside.empty())
     return holds + ": the executor holds every channel of the ISOA output(s) " + isoa_inside +
-           " that operators of the group read (ISOA inside a group is not executed), where the plan counts " +
+           " that operators of the group read (ISOA read inside a group runs sliced only in int8, from a one-op Conv or Concat to group-1 Conv readers with a one-row window), where the plan counts " +
            std::to_string(tg.tile_channels) + " channels (group.buffer_bytes " + std::to_string(tg.buffer_bytes) + ")";
   return holds + "; the plan's working set (group.buffer_bytes) is " + std::to_string(tg.buffer_bytes) +
          " bytes: the executor's windows hold more rows than the tile model counts";
@@ -238,6 +239,7 @@ StatusOr<TiledSchedule> ScheduleStrips(const ir::Graph& g, const Builder& b, con
         target[t] = std::max(target[t], (j + 1) * ts.tensors[t].rows / ts.tiles);
     for (size_t i = ops.size(); i-- > 0;) {
       const OpInfo& oi = b.info[i];
+      RaiseIsoaReaders(ts, static_cast<int>(i), &target);
       int64_t out_t = 0;
       for (int o : oi.out) out_t = std::max(out_t, target[o]);
       if (!oi.rowwise && out_t > 0)
@@ -298,6 +300,7 @@ StatusOr<TiledSchedule> ScheduleStrips(const ir::Graph& g, const Builder& b, con
     ts.strips.push_back(std::move(strip));
     hi = target;
   }
+  SP_RETURN_IF_ERROR(CheckIsoaStrips(ts, where));
   // Every op computed all its rows, every group output was written whole.
   for (size_t i = 0; i < ops.size(); ++i)
     if (done[i] != ts.tensors[b.info[i].out[0]].rows)
@@ -312,6 +315,7 @@ StatusOr<TiledSchedule> ScheduleStrips(const ir::Graph& g, const Builder& b, con
       oi.sums_offset = cursor;
       cursor += 4 * g.tensor(ts.tensors[oi.out[0]].id).shape.back();
     }
+  cursor = LayoutIsoaSums(g, &ts, cursor);
   if (ts.params_resident) {
     ts.param_offset = cursor;
     cursor += ts.param_bytes;
@@ -324,7 +328,7 @@ StatusOr<TiledSchedule> ScheduleStrips(const ir::Graph& g, const Builder& b, con
     x.offset = cursor;
     x.window_rows = std::max<int64_t>(window[t], 1);
     window[t] = x.window_rows;
-    cursor += window[t] * (x.direct ? x.staging_bytes : x.row_bytes);
+    cursor += window[t] * (x.direct ? x.staging_bytes : x.sliced ? x.slice_bytes : x.row_bytes);
   }
   for (size_t t = 0; t < nt; ++t)
     if (b.slot[t] != static_cast<int>(t)) {
@@ -442,6 +446,7 @@ StatusOr<TiledSchedule> BuildTiledSchedule(const ir::Graph& g, const plan::Plan&
     base.tensors[oi.out[0]].share = b.slot[oi.in[0]];
   }
   base.op_info = b.info;
+  if (int8) MarkIsoaSlices(g, tg, &base);
   // The strips for `tiles`: targets backwards from the group outputs, runs forwards, windows from
   // what the consumers still need.
   auto schedule = [&](int64_t tiles) { return ScheduleStrips(g, b, base, tiles, where); };
@@ -484,7 +489,11 @@ class TileRunner {
         if (Owner(static_cast<int>(t)) == static_cast<int>(t)) Shift(static_cast<int>(t), st.keep[t]);
       for (size_t t = 0; t < nt; ++t)
         if (ts_.tensors[t].producer < 0) SP_RETURN_IF_ERROR(Load(static_cast<int>(t), st.target[t]));
-      for (const TiledRun& r : st.runs) SP_RETURN_IF_ERROR(Run(r));
+      for (size_t k = 0; k < st.runs.size(); ++k) {
+        const TiledOp& oi = ts_.op_info[st.runs[k].op];
+        if (oi.isoa_reader) continue;  // run with its source's slices
+        SP_RETURN_IF_ERROR(oi.isoa_source ? RunIsoa(st, k) : Run(st.runs[k]));
+      }
     }
     return Status::Ok();
   }
@@ -497,6 +506,7 @@ class TileRunner {
   int64_t Lo(int t) const { return CeilDiv(LoBytes(t), ts_.tensors[t].row_bytes); }
   int64_t ImageBytes(int t) const { return ts_.tensors[t].rows * ts_.tensors[t].row_bytes; }
   uint8_t* Row(int t, int64_t r) {
+    if (ts_.tensors[t].sliced) return buf_.data() + ts_.tensors[t].offset + (r - lo_[t]) * ts_.tensors[t].slice_bytes;
     return buf_.data() + ts_.tensors[t].offset + r * ts_.tensors[t].row_bytes - LoBytes(t);
   }
 
@@ -507,7 +517,7 @@ class TileRunner {
     const TiledTensor& x = ts_.tensors[t];
     keep = std::min(keep, hi_[t]);
     if (keep <= lo_[t]) return;
-    if (x.direct) {  // its rows went to DRAM
+    if (x.direct || x.sliced) {  // its rows went to DRAM / every slice rewrites its rows
       lo_[t] = keep;
       return;
     }
@@ -550,6 +560,17 @@ class TileRunner {
 
   Status Run(const TiledRun& r);
   Status Stream(const TiledRun& r);
+  // An ISOA source's run (st.runs[k]) slice by slice with its readers' runs of the strip.
+  Status RunIsoa(const TiledStrip& st, size_t k);
+  // After a run: parameters counted, rows recorded, new rows of group outputs written to DRAM.
+  void Done(const TiledRun& r);
+  // Run() records the op's calls and operands here instead of running them (ISOA runs).
+  struct Captured {
+    OpCalls calls;
+    std::vector<const uint8_t*> in;
+    std::vector<uint8_t*> out;
+  };
+  Captured* capture_ = nullptr;
 
   const TiledSchedule& ts_;
   ir::Graph& sg_;
@@ -714,25 +735,90 @@ Status TileRunner::Run(const TiledRun& r) {
       st = CheckKernelOperands(sg_, op, true, bytes);
       if (st.ok()) {
         auto calls = BuildCallsS8(sg_, op, *q_);
-        st = calls.ok() ? ExecuteCalls(op, *calls, in, out, nullptr) : calls.status();
+        if (calls.ok() && capture_) {
+          *capture_ = {std::move(*calls), in, out};
+        } else {
+          st = calls.ok() ? ExecuteCalls(op, *calls, in, out, nullptr) : calls.status();
+        }
       }
     }
   }
   for (auto it = saved_.rbegin(); it != saved_.rend(); ++it) sg_.tensor(it->first).shape = it->second;
   op.attrs = attrs;
   if (!st.ok()) return st.WithContext(where);
+  if (capture_) {
+    if (capture_->out.empty()) return InternalError(where + ": no int8 kernel calls to run by channel slices");
+    return Status::Ok();
+  }
+  Done(r);
+  return Status::Ok();
+}
+
+void TileRunner::Done(const TiledRun& r) {
+  const TiledOp& oi = ts_.op_info[r.op];
   if (!ts_.params_resident) c_->read_bytes += oi.param_bytes;
-  // New rows: recorded, and written to DRAM once when the group outputs them.
-  for (size_t k = 0; k < op.outputs.size(); ++k) {
-    const int t = oi.out[k];
+  // New rows: recorded, and written to DRAM once when the group outputs them (a sliced output:
+  // slice by slice, RunIsoa).
+  for (const int t : oi.out) {
     const TiledTensor& x = ts_.tensors[t];
-    const int64_t oa = oi.rowwise ? a : 0, ob = oi.rowwise ? b : x.rows;
+    const int64_t oa = oi.rowwise ? r.out_begin : 0, ob = oi.rowwise ? r.out_end : x.rows;
     rows_[t] = ob;
-    if (!x.to_dram) continue;
+    if (!x.to_dram || x.sliced) continue;
     const int64_t n = (ob - oa) * x.row_bytes;
     if (!x.direct) std::memcpy(Dram(t, oa), Row(t, oa), static_cast<size_t>(n));
     if (!x.on_chip) c_->write_bytes += n;
   }
+}
+
+Status TileRunner::RunIsoa(const TiledStrip& st, size_t k) {
+  const TiledRun& r = st.runs[k];
+  const int x = ts_.op_info[r.op].out[0];
+  const TiledTensor& xt = ts_.tensors[x];
+  Captured src;
+  capture_ = &src;
+  Status s = Run(r);
+  capture_ = nullptr;
+  SP_RETURN_IF_ERROR(s);
+  rows_[x] = r.out_end;  // the readers' operands point into the slice window
+  std::vector<std::pair<const TiledRun*, Captured>> readers;
+  for (size_t j = k + 1; j < st.runs.size(); ++j) {
+    const TiledOp& oj = ts_.op_info[st.runs[j].op];
+    if (!oj.isoa_reader || oj.in[0] != x) continue;
+    readers.push_back({&st.runs[j], {}});
+    capture_ = &readers.back().second;
+    s = Run(st.runs[j]);
+    capture_ = nullptr;
+    SP_RETURN_IF_ERROR(s);
+    const std::vector<int64_t>& y = sg_.tensor(ts_.tensors[oj.out[0]].id).shape;
+    std::memset(buf_.data() + oj.sums_offset, 0,
+                static_cast<size_t>(4 * (st.runs[j].out_end - st.runs[j].out_begin) * y[2] * y[3]));
+  }
+  const ir::Op& op = *ts_.ops[r.op];
+  const int64_t channels = sg_.tensor(xt.id).shape[3], tc = xt.slice_channels;
+  const int64_t es = ir::DataTypeSize(sg_.tensor(xt.id).dtype), width = xt.row_bytes / (channels * es);
+  for (int64_t c0 = 0; c0 < channels; c0 += tc) {
+    const int64_t n = std::min(tc, channels - c0);
+    SP_RETURN_IF_ERROR(IsoaSourceSlice(op, src.calls, src.in, Row(x, r.out_begin), c0, n, tc));
+    if (xt.to_dram) {  // the slice's rows to DRAM, T_c channels at a time
+      for (int64_t row = r.out_begin; row < r.out_end; ++row)
+        for (int64_t w = 0; w < width; ++w)
+          std::memcpy(Dram(x, row) + (w * channels + c0) * es, Row(x, row) + w * tc * es, static_cast<size_t>(n * es));
+      if (!xt.on_chip) c_->write_bytes += (r.out_end - r.out_begin) * width * n * es;
+    }
+    for (auto& [run, cap] : readers) {
+      const ir::Op& rop = *ts_.ops[run->op];
+      SP_RETURN_IF_ERROR(IsoaAccumulate(rop, cap.calls, cap.in, cap.in[0], c0, n, tc,
+                                        reinterpret_cast<int32_t*>(buf_.data() + ts_.op_info[run->op].sums_offset)));
+    }
+  }
+  for (auto& [run, cap] : readers) {
+    const ir::Op& rop = *ts_.ops[run->op];
+    SP_RETURN_IF_ERROR(IsoaFinish(rop, cap.calls, cap.in,
+                                  reinterpret_cast<const int32_t*>(buf_.data() + ts_.op_info[run->op].sums_offset),
+                                  cap.out[0]));
+    Done(*run);
+  }
+  Done(r);
   return Status::Ok();
 }
 

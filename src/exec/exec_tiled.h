@@ -15,10 +15,10 @@
 // MaxPool and AveragePool (2-D) follow the window relation; element-wise ops and channel Concat
 // keep the rows; every other op (global pooling, Gemm, views, ...) runs once on its whole inputs.
 // int8 GlobalAveragePool streams its input (per-channel sums); float32 runs it on its whole input.
-// ISOA (an op's output kept T_c channels at a time) is executed only for a one-op ISOA output no op
-// of the group reads (it streams to DRAM through a T_c-channel staging window); an ISOA output the
-// group reads is held with every channel, and when that does not fit at the plan's strips the run
-// says so (more strips, or a mismatch naming the ISOA outputs).
+// ISOA (an op's output kept T_c channels at a time): an ISOA output no op of the group reads streams
+// to DRAM through a T_c-channel staging window; one the group reads runs sliced with int32 partial
+// sums (int8, exec/exec_tiled_isoa.h); otherwise (float32, other ops) it is held with every channel,
+// and when that does not fit at the plan's strips the run says so (more strips, or a mismatch).
 #pragma once
 
 #include <cstdint>
@@ -53,6 +53,10 @@ struct TiledTensor {
   // A group input or output the plan keeps in the global buffer between groups (keep-on-chip):
   // its rows move on chip, not counted as DRAM bytes (set when lowering, exec/lower_step.cc).
   bool on_chip = false;
+  // int8: an ISOA output the group reads, held slice_channels channels at a time (slice_bytes a
+  // row) and read by readers summing int32 partial sums (exec/exec_tiled_isoa.h).
+  bool sliced = false;
+  int64_t slice_channels = 0, slice_bytes = 0;
 };
 
 // How an op of the group runs: strip by strip (its output rows follow its inputs' rows) or once
@@ -68,7 +72,9 @@ struct TiledOp {
   // int8 GlobalAveragePool: its input streams strip by strip into per-channel int32 sums in the
   // buffer (sp_global_pool_sum_s8), finished when the input is complete.
   bool stream = false;
-  int64_t sums_offset = 0;  // stream: where its sums lie in the buffer
+  int64_t sums_offset = 0;  // stream, isoa_reader: where its sums lie in the buffer
+  bool isoa_source = false;  // computes its (sliced) output one channel slice at a time
+  bool isoa_reader = false;  // sums a sliced input slice by slice (run with its source)
   std::vector<TiledInput> rules;  // per op input
   std::vector<int> in, out;       // tensor indexes per op input / output; -1 for constants
   int64_t param_bytes = 0;        // the constants it reads, each once

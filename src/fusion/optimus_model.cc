@@ -1,8 +1,10 @@
 #include "fusion/optimus_model.h"
+#include "fusion/isoa_rules.h"
 
 #include <algorithm>
 #include <map>
 #include <optional>
+#include <tuple>
 
 #include "ir/op_geometry.h"
 #include "support/int_math.h"
@@ -185,6 +187,7 @@ StatusOr<FusionGraph> BuildFusionGraph(const ir::Graph& g, const analysis::Sched
     RowsAndChannels(g, t, &f.rows, &f.channels);
     const int64_t images = t.shape.size() >= 2 && t.shape[0] == fg.batch ? fg.batch : 1;
     f.row_bytes = CeilDiv(f.bytes, images * f.rows);
+    f.row_elems = CeilDiv(t.NumElements(), images * f.rows);
     f.producer = producer;
     f.graph_output = t.kind == ir::TensorKind::kOutput;
     fg.tensors.push_back(f);
@@ -249,6 +252,7 @@ StatusOr<FusionGraph> BuildFusionGraph(const ir::Graph& g, const analysis::Sched
     uniq(v.succs);
   }
   for (FTensor& t : fg.tensors) uniq(t.consumers);
+  MarkIsoaRoles(g, &fg);
   return fg;
 }
 
@@ -338,7 +342,7 @@ class GroupIndex {
   int64_t FmapBytes(int64_t tiles, const std::vector<char>& isoa, const AccelModel& m) const {
     std::vector<int64_t>& r = scratch_;
     Rows(tiles, &r);
-    int64_t bytes = accum_;
+    int64_t bytes = accum_ + IsoaSums(r, isoa);
     for (size_t k = 0; k < r.size(); ++k) {
       if (r[k] == 0) continue;
       const bool phi = producer_pos_[k] >= 0 && isoa[producer_pos_[k]] != 0;
@@ -347,6 +351,24 @@ class GroupIndex {
     return bytes;
   }
   std::vector<char> Isoa(const AccelModel& m) const;
+  // int32 partial sums of ISOA readers (rows r of their outputs, 4 B an element): of the group
+  // vertices whose in-group producer applies ISOA (`isoa`), or with isoa empty, of vertex i's
+  // in-group readers (the cost of i applying ISOA, Alg. 2).
+  int64_t IsoaSums(const std::vector<int64_t>& r, const std::vector<char>& isoa) const {
+    int64_t bytes = 0;
+    for (size_t i = 0; i < group_.size(); ++i) {
+      bool reads = false;
+      for (int j = in_at_[i]; j < in_at_[i + 1]; ++j)
+        reads = reads || (producer_pos_[ins_[j]] >= 0 && isoa[producer_pos_[ins_[j]]]);
+      if (reads) bytes += ReaderSums(i, r);
+    }
+    return bytes;
+  }
+  int64_t ReaderSums(size_t i, const std::vector<int64_t>& r) const {
+    int64_t bytes = 0;
+    for (int o = out_at_[i]; o < out_at_[i + 1]; ++o) bytes += 4 * r[outs_[o]] * fg_.tensors[tensors_[outs_[o]]].row_elems;
+    return bytes;
+  }
   // Eq. 3's feature-map terms: every group input once (an input several operators read is read
   // once, as far as their windows reach), every group output once.
   void DramBytes(int64_t* read, int64_t* write) const {
@@ -400,7 +422,19 @@ std::vector<char> GroupIndex::Isoa(const AccelModel& m) const {
       c0 += RowsBytes(fg_.tensors[tensors_[k]], r[k], false, m);
       c1 += RowsBytes(fg_.tensors[tensors_[k]], r[k], true, m);
     }
-    allowed[i] = v.channel_tiled && c1 < c0;
+    // Read inside the group: only where the executor runs it (a source with readers that sum
+    // int32 partial sums per input-channel slice, counted with the slice).
+    bool executable = true, read_inside = false;
+    for (int s : v.succs) {
+      if (!InGroup(group_, s)) continue;
+      read_inside = true;
+      const size_t j = std::lower_bound(group_.begin(), group_.end(), s) - group_.begin();
+      executable = executable && fg_.vertices[s].isoa_reader;
+      c1 += ReaderSums(j, r);
+    }
+    // A vertex of several ops (e.g. Add with its Relu) would need every op sliced: not executed,
+    // so not allowed (one op: its output streams to DRAM through a T_c-channel staging window).
+    allowed[i] = v.channel_tiled && c1 < c0 && v.ops.size() == 1 && (!read_inside || (v.isoa_source && executable));
     int64_t s0 = 0, s1 = 0;
     for (int s : v.succs) {
       if (!InGroup(group_, s)) continue;
@@ -451,13 +485,14 @@ int64_t GroupFmapBytesIsoa(const FusionGraph& fg, const std::vector<int>& group,
   return gi.FmapBytes(tiles, gi.Isoa(m), m);
 }
 
-GroupEval EvaluateGroup(const FusionGraph& fg, const std::vector<int>& group, const AccelModel& m,
-                        CostRule rule) {
+namespace {
+
+GroupEval EvaluateWith(const FusionGraph& fg, const std::vector<int>& group, const GroupIndex& gi,
+                       const AccelModel& m, CostRule rule, std::vector<char> isoa) {
   GroupEval e;
   for (int v : group) e.param_bytes += fg.vertices[v].param_bytes;
-  const GroupIndex gi(fg, group);
   gi.DramBytes(&e.read_bytes, &e.write_bytes);
-  e.isoa = rule == CostRule::kOptimus ? gi.Isoa(m) : std::vector<char>(group.size(), 0);
+  e.isoa = std::move(isoa);
   e.ref_rows = gi.ref_rows();
   const int64_t min_t = std::min(m.t_h, e.ref_rows);
   // The most strips whose tile still has min(T_h, O_h) rows.
@@ -497,6 +532,27 @@ GroupEval EvaluateGroup(const FusionGraph& fg, const std::vector<int>& group, co
   }
   e.tile_rows = CeilDiv(e.ref_rows, e.tiles);
   return e;
+}
+
+}  // namespace
+
+GroupEval EvaluateGroup(const FusionGraph& fg, const std::vector<int>& group, const AccelModel& m,
+                        CostRule rule) {
+  const GroupIndex gi(fg, group);
+  const std::vector<char> none(group.size(), 0);
+  if (rule != CostRule::kOptimus) return EvaluateWith(fg, group, gi, m, rule, none);
+  std::vector<char> isoa = gi.Isoa(m);
+  const bool any = std::find(isoa.begin(), isoa.end(), 1) != isoa.end();
+  GroupEval e = EvaluateWith(fg, group, gi, m, rule, std::move(isoa));
+  if (!any) return e;
+  // Alg. 2 decides on the one-row tile; with the readers' int32 partial sums (which grow with the
+  // rows of their outputs) its decisions can cost more at the tile Eq. 4 picks than none: the
+  // group takes the better of the two (so Optimus never loses to the rule without ISOA).
+  GroupEval plain = EvaluateWith(fg, group, gi, m, rule, none);
+  auto key = [](const GroupEval& x) {
+    return std::make_tuple(!x.feasible, x.feasible ? x.dram_bytes() : 0, x.feasible ? x.buffer_bytes : x.min_buffer_bytes);
+  };
+  return key(plain) < key(e) ? plain : e;
 }
 
 }  // namespace sramplan::fusion

@@ -64,6 +64,7 @@ struct FTensor {
   int64_t rows = 1;       // H of one image (1 for tensors that are not 4-D feature maps)
   int64_t channels = 1;   // C (1 when not a 4-D feature map: no channel tiling)
   int64_t row_bytes = 0;  // bytes of one row of one image, all channels
+  int64_t row_elems = 0;  // elements of that row (ISOA readers hold 4-byte sums per element)
   int producer = -1;      // vertex, -1 for graph inputs
   std::vector<int> consumers;  // vertices, ascending
   bool graph_output = false;
@@ -83,6 +84,12 @@ struct Vertex {
   bool channel_tiled = false;   // its outputs are 4-D feature maps (ISOA may apply)
   std::vector<int> preds, succs;  // vertices, ascending
   bool known = true;            // false: an op the row model does not know (kWhole, own group)
+  // ISOA read inside a group (fusion/isoa_rules.cc, what exec/exec_tiled_isoa.cc runs): the
+  // vertex can produce its output T_c channels at a time for readers of the group (a one-op Conv
+  // with group 1, or a channel Concat), and it can read such an input as int32 partial sums per
+  // input-channel slice (a one-op Conv with group 1 whose window is one row high).
+  bool isoa_source = false;
+  bool isoa_reader = false;
 };
 
 struct FusionGraph {

@@ -166,8 +166,29 @@ void Checker::CheckFusedTiled(int s) {
         in_situ.insert(op.inputs[i]);
     }
   }
+  // int32 partial sums of the ops that read an ISOA output of the step (one input-channel slice
+  // after the other): 4 bytes per element of the rows their outputs hold. (An op listed in
+  // group.isoa itself is merged into the ISOA operator, e.g. its activation: no reader.)
+  int64_t partial = 0;
+  for (const auto& op : st.ops) {
+    if (isoa.count(op.name)) continue;
+    bool reads_isoa = false;
+    for (const auto& in : op.inputs) {
+      const Tensor& t = *FindTensor(in);
+      reads_isoa = reads_isoa || (t.kind != "constant" && isoa.count(t.producer) && inside(t.producer));
+    }
+    if (!reads_isoa) continue;
+    for (const auto& o : op.outputs) {
+      const Tensor& t = *FindTensor(o);
+      int64_t elems = 1;
+      for (int64_t d : t.shape) elems = CheckedMul(elems, std::max<int64_t>(d, 0)).value_or(kInt64Max);
+      const int64_t images = t.shape.size() >= 2 && t.shape[0] == p_.batch ? p_.batch : 1;
+      const int64_t row_elems = CeilDiv(elems, std::max<int64_t>(1, images * RowsChannels(t).first));
+      partial = SaturatingAdd(partial, CheckedMul(4 * rows[o], row_elems).value_or(kInt64Max));
+    }
+  }
   // Working set, and DRAM bytes.
-  int64_t fmap = sums, params = 0, rd = 0, wr = 0;
+  int64_t fmap = SaturatingAdd(sums, partial), params = 0, rd = 0, wr = 0;
   std::set<std::string> seen_const, seen_in;
   for (const auto& [name, r] : rows) {
     if (in_situ.count(name)) continue;
@@ -196,7 +217,9 @@ void Checker::CheckFusedTiled(int s) {
   rd = SaturatingAdd(rd, tg.params_resident ? params : streamed.value_or(kInt64Max));
   if (work != tg.buffer_bytes)
     Err(where + ": the group's working set is " + Str(work) + " bytes (" + Str(tiles) +
-        " strips of its outputs, the tile relation backwards), but group.buffer_bytes says " + Str(tg.buffer_bytes));
+        " strips of its outputs, the tile relation backwards" +
+        (partial > 0 ? ", with " + Str(partial) + " bytes of int32 partial sums of ISOA readers" : std::string()) +
+        "), but group.buffer_bytes says " + Str(tg.buffer_bytes));
   const Buffer* ws = LiveWorkspace(s);
   if (!ws)
     Err(where + ": the group needs its workspace '" + st.workspace + "' on chip at this step");

@@ -57,29 +57,67 @@ TEST(OptimusModel, TileRelationWithStrideKernelAndDilation) {
 TEST(OptimusModel, IsoaAndEq3OnTheChain) {
   const ir::Graph g = LoadNativeGraph(testing::kChainGraph);
   const FusionGraph fg = ChainFg(g);
-  // Alg. 2 at a 1-row tile: conv1 with ISOA (b: 64 -> 16 B) + conv2 without (y 32 B) = 48 beats
-  // conv1 without (64) + conv2 with (16) = 80.
-  EXPECT_EQ(IsoaDecisions(fg, {0, 1}, Accel(200)), (std::vector<char>{1, 0}));
-  // Working set per row: x 32 + b 16 + y 32 = 80 B. B_c = 200: params (64 B) stay: 80 + 64 fits at
-  // one row (8 strips); Eq. 3: 256 + 256 + 64.
+  // Alg. 2 at a 1-row tile: {conv1, relu} is two ops, which the executor cannot slice, so only
+  // conv2 applies ISOA (y 32 -> 16 B a row; y is read by no op of the group).
+  EXPECT_EQ(IsoaDecisions(fg, {0, 1}, Accel(200)), (std::vector<char>{0, 1}));
+  // Working set per row: x 32 + b 64 + y 16 = 112 B. B_c = 200: params (64 B) stay: 112 + 64 fits
+  // at one row (8 strips); Eq. 3: 256 + 256 + 64.
   GroupEval e = EvaluateGroup(fg, {0, 1}, Accel(200), CostRule::kOptimus);
   ASSERT_TRUE(e.feasible);
   EXPECT_TRUE(e.params_resident);
   EXPECT_EQ(e.tiles, 8);
-  EXPECT_EQ(e.buffer_bytes, 144);
+  EXPECT_EQ(e.buffer_bytes, 176);
   EXPECT_EQ(e.dram_bytes(), 576);
-  // B_c = 100: params stream once per strip: 256 + 256 + 8 x 64.
-  e = EvaluateGroup(fg, {0, 1}, Accel(100), CostRule::kOptimus);
+  // B_c = 120: params stream once per strip: 256 + 256 + 8 x 64.
+  e = EvaluateGroup(fg, {0, 1}, Accel(120), CostRule::kOptimus);
   ASSERT_TRUE(e.feasible);
   EXPECT_FALSE(e.params_resident);
   EXPECT_EQ(e.dram_bytes(), 1024);
-  // The prior works' rule (no ISOA, params on chip): 128 B a row + 64 fits 200, not 100.
+  // The prior works' rule (no ISOA, params on chip): 128 B a row + 64 fits 200, not 120.
   EXPECT_TRUE(EvaluateGroup(fg, {0, 1}, Accel(200), CostRule::kPriorWork).feasible);
-  EXPECT_FALSE(EvaluateGroup(fg, {0, 1}, Accel(100), CostRule::kPriorWork).feasible);
-  // conv1 alone at 200: 48 B a row + 32: 3 rows (3 strips); 256 + 512 + 32.
+  EXPECT_FALSE(EvaluateGroup(fg, {0, 1}, Accel(120), CostRule::kPriorWork).feasible);
+  // conv1 alone at 200: 96 B a row + 32: 1 row (8 strips); 256 + 512 + 32.
   e = EvaluateGroup(fg, {0}, Accel(200), CostRule::kOptimus);
-  EXPECT_EQ(e.tiles, 3);
+  EXPECT_EQ(e.tiles, 8);
   EXPECT_EQ(e.dram_bytes(), 800);
+}
+
+// ISOA read inside a group only where the executor runs it: a one-op Conv whose readers are
+// group-1 Convs with a one-row window, which hold int32 partial sums (4 B an element of their
+// output rows). x[1,8,8,4] -> c1 (1x1, 32 channels, relu fused) -> b -> c2 -> y[1,8,8,4].
+TEST(OptimusModel, IsoaInsideOnlyForOneRowReadersWithPartialSums) {
+  auto graph = [](const char* kernel, const char* pads) {
+    return LoadNativeGraph(std::string(R"({
+      "format": "sramplan-graph", "version": 1, "name": "isoa_pair", "layout": "NHWC", "dtype": "int8",
+      "tensors": [
+        {"name": "x", "shape": [1, 8, 8, 4], "kind": "input"},
+        {"name": "w1", "shape": [32, 1, 1, 4], "kind": "constant"},
+        {"name": "w2", "shape": [4, )") + kernel + R"(, 32], "kind": "constant"},
+        {"name": "b"}, {"name": "y", "kind": "output"}
+      ],
+      "ops": [
+        {"name": "c1", "type": "Conv", "inputs": ["x", "w1"], "outputs": ["b"],
+         "attrs": {"kernel_shape": [1, 1], "activation": "relu"}},
+        {"name": "c2", "type": "Conv", "inputs": ["b", "w2"], "outputs": ["y"],
+         "attrs": {"kernel_shape": [)" + kernel + R"(], "pads": [)" + pads + R"(]}}
+      ]
+    })");
+  };
+  // c2 1x1: c1 with ISOA holds b as 16 B a row (2 channels) + c2's sums 8 x 4 x 4 = 128 B, less
+  // than b's 256 B: ISOA. Working set per row: x 32 + b 16 + sums 128 + y 32 = 208 B.
+  const ir::Graph one = graph("1, 1", "0, 0, 0, 0");
+  auto fg = BuildFusionGraph(one, analysis::ModelOrder(one), 1);
+  ASSERT_TRUE(fg.ok());
+  EXPECT_TRUE(fg->vertices[0].isoa_source);
+  EXPECT_TRUE(fg->vertices[1].isoa_reader);
+  EXPECT_EQ(IsoaDecisions(*fg, {0, 1}, Accel(1 << 20)), (std::vector<char>{1, 0}));
+  EXPECT_EQ(GroupFmapBytesIsoa(*fg, {0, 1}, 8, Accel(1 << 20)), 208);
+  // c2 3x3: its window is three rows high (halo), the slices would not stay: no ISOA for c1.
+  const ir::Graph three = graph("3, 3", "1, 1, 1, 1");
+  fg = BuildFusionGraph(three, analysis::ModelOrder(three), 1);
+  ASSERT_TRUE(fg.ok());
+  EXPECT_FALSE(fg->vertices[1].isoa_reader);
+  EXPECT_EQ(IsoaDecisions(*fg, {0, 1}, Accel(1 << 20))[0], 0);
 }
 
 TEST(OptimusSearch, MethodsOnTheChain) {
@@ -93,11 +131,12 @@ TEST(OptimusSearch, MethodsOnTheChain) {
   EXPECT_EQ(run(FusionMethod::kNoFuse, 200), 1600);
   EXPECT_EQ(run(FusionMethod::kOptimus, 200), 576);
   EXPECT_EQ(run(FusionMethod::kDnnvm, 200), 576);
-  // 100 B: conv1 alone 800, conv2 alone (streamed, 8 strips) 1024; fused (streamed) 1024.
-  EXPECT_EQ(run(FusionMethod::kNoFuse, 100), 1824);
-  EXPECT_EQ(run(FusionMethod::kDnnvm, 100), 1824);
-  EXPECT_EQ(run(FusionMethod::kEfficientS, 100), 1824);
-  EXPECT_EQ(run(FusionMethod::kOptimus, 100), 1024);
+  // 120 B: conv1 alone (96 B a row + 32: streamed, 8 strips) 1024, conv2 alone (b 64 + y 16 with
+  // ISOA + 32 resident) 800; fused (112 B a row, streamed) 1024.
+  EXPECT_EQ(run(FusionMethod::kNoFuse, 120), 1824);
+  EXPECT_EQ(run(FusionMethod::kDnnvm, 120), 1824);
+  EXPECT_EQ(run(FusionMethod::kEfficientS, 120), 1824);
+  EXPECT_EQ(run(FusionMethod::kOptimus, 120), 1024);
 }
 
 TEST(OptimusSearch, TooSmallBufferNamesTheOperator) {
@@ -106,7 +145,7 @@ TEST(OptimusSearch, TooSmallBufferNamesTheOperator) {
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.status().code(), StatusCode::kOutOfMemory);
   EXPECT_NE(r.status().message().find("'conv1'"), std::string::npos) << r.status().message();
-  EXPECT_NE(r.status().message().find("48 bytes"), std::string::npos) << r.status().message();
+  EXPECT_NE(r.status().message().find("96 bytes"), std::string::npos) << r.status().message();
 }
 
 // A diamond with a skip: every group the DP returns runs after the groups it reads from, and
