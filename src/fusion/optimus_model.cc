@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <memory>
 #include <optional>
 
 #include "ir/op_geometry.h"
@@ -287,9 +288,30 @@ namespace {
 
 // A group's vertices and the feature maps they touch, indexed once so that the tile relation and
 // the working set cost O(edges of the group) per tile count (not O(tensors of the graph)).
+// The vectors of a GroupIndex, reused across the groups one thread evaluates (the search evaluates
+// thousands of groups: no allocation per group once they have grown).
+struct GroupBuffers {
+  std::vector<int> tensors, producer_pos, outs, ins, out_at, in_at, drivers;
+  std::vector<char> group_output, is_input, allowed;
+  std::vector<int64_t> scratch, rec, win, nw, first, isoa_rows, dp0, dp1;
+  bool busy = false;  // a GroupIndex of this thread uses them
+};
+GroupBuffers& ThreadBuffers() {
+  thread_local GroupBuffers b;
+  return b;
+}
+
 class GroupIndex {
  public:
-  GroupIndex(const FusionGraph& fg, const std::vector<int>& group) : fg_(fg), group_(group) {
+  GroupIndex(const FusionGraph& fg, const std::vector<int>& group)
+      : fg_(fg), group_(group), own_(ThreadBuffers().busy ? std::make_unique<GroupBuffers>() : nullptr),
+        b_(own_ ? *own_ : ThreadBuffers()) {
+    b_.busy = true;
+    tensors_.clear();
+    outs_.clear();
+    ins_.clear();
+    out_at_.clear();
+    in_at_.clear();
     for (int v : group) {
       const Vertex& vx = fg.vertices[v];
       accum_ += vx.accum_bytes;
@@ -322,6 +344,11 @@ class GroupIndex {
     in_at_.push_back(static_cast<int>(ins_.size()));
     InitHalo();
   }
+  ~GroupIndex() {
+    if (!own_) b_.busy = false;
+  }
+  GroupIndex(const GroupIndex&) = delete;
+  GroupIndex& operator=(const GroupIndex&) = delete;
   int64_t ref_rows() const { return ref_; }
   size_t size() const { return tensors_.size(); }
   int tensor(size_t k) const { return tensors_[k]; }
@@ -370,7 +397,8 @@ class GroupIndex {
   void DramBytes(int64_t* read, int64_t* write) const {
     std::vector<int64_t>& rows_read = scratch_;
     rows_read.assign(tensors_.size(), 1);
-    std::vector<char> is_input(tensors_.size(), 0);
+    std::vector<char>& is_input = b_.is_input;
+    is_input.assign(tensors_.size(), 0);
     for (size_t i = 0; i < group_.size(); ++i) {
       const Vertex& v = fg_.vertices[group_[i]];
       for (int j = in_at_[i]; j < in_at_[i + 1]; ++j) {
@@ -397,18 +425,25 @@ class GroupIndex {
   }
   const FusionGraph& fg_;
   const std::vector<int>& group_;
-  std::vector<int> tensors_;        // FTensors touched, ascending
-  std::vector<int> producer_pos_;   // per touched tensor: its producer's position in the group, or -1
-  std::vector<char> group_output_;  // per touched tensor made in the group: read outside it or a graph output
-  std::vector<int> outs_, ins_;      // local tensor indices of the group vertices' outputs, inputs
-  std::vector<int> out_at_, in_at_;  // where each group vertex's start (and the end)
+  std::unique_ptr<GroupBuffers> own_;  // when the thread's buffers are in use (an index inside another)
+  GroupBuffers& b_;
+  std::vector<int>& tensors_ = b_.tensors;              // FTensors touched, ascending
+  std::vector<int>& producer_pos_ = b_.producer_pos;    // per touched tensor: its producer's position in the group, or -1
+  std::vector<char>& group_output_ = b_.group_output;   // per touched tensor made in the group: read outside it or a graph output
+  std::vector<int>& outs_ = b_.outs;                    // local tensor indices of the group vertices' outputs
+  std::vector<int>& ins_ = b_.ins;                      // ... and inputs
+  std::vector<int>& out_at_ = b_.out_at;                // where each group vertex's start (and the end)
+  std::vector<int>& in_at_ = b_.in_at;
   int64_t ref_ = 1;
   int64_t accum_ = 0;  // streamed reductions' int32 sums
-  mutable std::vector<int64_t> scratch_;
-  std::vector<int> drivers_;  // per touched tensor: group vertices reading it, + 1 when the group writes it out
+  std::vector<int64_t>& scratch_ = b_.scratch;
+  std::vector<int>& drivers_ = b_.drivers;  // per touched tensor: group vertices reading it, + 1 when the group writes it out
   bool has_halo_ = false;
-  mutable std::vector<int64_t> rec_, win_, new_, first_;  // LineRows: recompute rows, window rows, rows a
-                                                         // later strip adds, rows the first strip needs
+  // LineRows: recompute rows, window rows, rows a later strip adds, rows the first strip needs.
+  std::vector<int64_t>& rec_ = b_.rec;
+  std::vector<int64_t>& win_ = b_.win;
+  std::vector<int64_t>& new_ = b_.nw;
+  std::vector<int64_t>& first_ = b_.first;
 };
 
 void GroupIndex::InitHalo() {
@@ -479,10 +514,14 @@ int64_t GroupIndex::LineBytes(int64_t tiles, const std::vector<char>& isoa, cons
 
 std::vector<char> GroupIndex::Isoa(const AccelModel& m) const {
   const size_t n = group_.size();
-  std::vector<int64_t> r;
+  std::vector<int64_t>& r = b_.isoa_rows;
   Rows(ref_, &r);  // the 1-row tile
-  std::vector<int64_t> dp0(n, 0), dp1(n, 0);
-  std::vector<char> allowed(n, 0);
+  std::vector<int64_t>& dp0 = b_.dp0;
+  std::vector<int64_t>& dp1 = b_.dp1;
+  std::vector<char>& allowed = b_.allowed;
+  dp0.assign(n, 0);
+  dp1.assign(n, 0);
+  allowed.assign(n, 0);
   for (size_t i = n; i-- > 0;) {
     const Vertex& v = fg_.vertices[group_[i]];
     int64_t c0 = 0, c1 = 0;
