@@ -149,6 +149,54 @@ bool PeArrays(const std::vector<Model>& models, const sp::target::Target& base, 
   return true;
 }
 
+// Halo caching (beyond the paper): optimus with the per-group choice of line buffers against the
+// paper's recompute-only count, batch 4, int16, 64 / 128 / 512 KB.
+bool HaloTable(const std::vector<Model>& models, const sp::target::Target& base, int64_t batch, std::ostringstream& md,
+               nlohmann::json& halo) {
+  md << "\n## Halo caching: optimus DRAM bytes (MB), recompute only -> per-group choice (saving; groups with line "
+        "buffers / groups)\n\n| model | 64 KB | 128 KB | 512 KB |\n|---|---|---|---|\n";
+  for (const Model& m : models) {
+    if (m.name.rfind("resnet1202", 0) == 0) continue;
+    auto g = LoadModel(m.path, batch);
+    if (!g.ok()) return false;
+    auto fg = sp::fusion::BuildFusionGraph(*g, sp::analysis::ModelOrder(*g), batch);
+    if (!fg.ok()) return false;
+    md << "| " << m.name << " |";
+    for (int64_t b : {64 << 10, 128 << 10, 512 << 10}) {
+      sp::target::Target t = base;
+      t.levels[t.arena_level].capacity = b;
+      auto am = sp::fusion::AccelModel::From(t, batch);
+      sp::fusion::AccelModel rec_only = *am;
+      rec_only.halo_choice = false;
+      auto r0 = sp::fusion::RunFusion(*fg, rec_only, FusionMethod::kOptimus);
+      auto r1 = sp::fusion::RunFusion(*fg, *am, FusionMethod::kOptimus);
+      if (!r0.ok() || !r1.ok()) {
+        md << " - |";
+        continue;
+      }
+      int64_t line = 0;
+      for (const auto& e : r1->evals) line += e.halo == sp::fusion::Halo::kLineBuffer;
+      std::ostringstream s;
+      s.precision(4);
+      s << r0->dram_bytes / 1e6 << " -> " << r1->dram_bytes / 1e6;
+      s.precision(3);
+      s << " (" << 100.0 * (static_cast<double>(r1->dram_bytes) - r0->dram_bytes) / r0->dram_bytes << "%; " << line
+        << "/" << r1->groups.size() << ")";
+      md << " " << s.str() << " |";
+      halo.push_back({{"model", m.name}, {"method", "optimus"}, {"buffer_bytes", b}, {"batch", batch},
+                      {"dram_bytes_recompute_only", r0->dram_bytes}, {"dram_bytes", r1->dram_bytes},
+                      {"groups", r1->groups.size()}, {"line_buffer_groups", line},
+                      {"proved_optimal", r1->proved_optimal}, {"proved_optimal_recompute_only", r0->proved_optimal}});
+    }
+    md << "\n";
+  }
+  md << "\nEvery method in the tables above uses the same per-group halo choice (the cost model's: line buffers "
+        "where they move fewer DRAM bytes, ties to the smaller working set), so optimus stays comparable with the "
+        "baselines. Line buffers shrink a group's working set; DRAM bytes fall where that lets a group keep its "
+        "parameters resident, stream them over fewer strips, or lets a larger group fit.\n";
+  return true;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -288,10 +336,12 @@ int main(int argc, char** argv) {
         "GoogLeNet 27.89 / 0.64, SqueezeNet 2.19 / 0.24, NasNet 8713.16 / 274.10.\n\n";
   SweepTable(buffers, sweep, md);
   if (!PeArrays(models, *base, batch, md, records)) return 1;
+  nlohmann::json halo = nlohmann::json::array();
+  if (!HaloTable(models, *base, batch, md, halo)) return 1;
   md << "\n## 128 KB optimus plans through the pipeline and the verifier\n\n| model | result |\n|---|---|\n" << verify_notes;
   md << "\noptimus worse than a baseline (any model, buffer): " << violations << " cases.\n";
   std::filesystem::create_directories(out_dir);
-  nlohmann::json j = {{"machine", sp::bench::Machine()}, {"records", records}, {"violations", violations}};
+  nlohmann::json j = {{"machine", sp::bench::Machine()}, {"records", records}, {"violations", violations}, {"halo", halo}};
   std::ofstream(out_dir + "/optimus.json") << j.dump(1) << "\n";
   std::ofstream(out_dir + "/optimus.md") << md.str();
   std::cout << md.str();

@@ -50,7 +50,7 @@ std::vector<Candidate> Candidates(const FusionGraph& fg, const AccelModel& m, co
     const GroupEval& e = r.evals[k];
     int64_t need = e.buffer_bytes;
     if (o.retile && e.params_resident)
-      need = GroupFmapBytes(fg, r.groups[k], MostStrips(e, m), e.isoa, m) + e.param_bytes;
+      need = GroupFmapBytes(fg, r.groups[k], MostStrips(e, m), e.isoa, m, e.halo) + e.param_bytes;
     if (k < static_cast<int>(o.group_min_bytes.size())) need = std::max(need, o.group_min_bytes[k]);
     (*floors)[k] = std::min(m.buffer_bytes, AlignUp(need, align));
   }
@@ -211,13 +211,13 @@ void Retile(const FusionGraph& fg, const AccelModel& m, const FusionResult& r, c
     int64_t tiles = e.tiles, bytes = e.buffer_bytes;
     if (bytes > limit && o.retile && e.params_resident) {
       int64_t a = e.tiles, b = MostStrips(e, m);
-      auto fits = [&](int64_t t) { return GroupFmapBytes(fg, r.groups[k], t, e.isoa, m) + e.param_bytes <= limit; };
+      auto fits = [&](int64_t t) { return GroupFmapBytes(fg, r.groups[k], t, e.isoa, m, e.halo) + e.param_bytes <= limit; };
       while (a < b) {
         const int64_t mid = a + (b - a) / 2;
         if (fits(mid)) b = mid; else a = mid + 1;
       }
       tiles = a;
-      bytes = GroupFmapBytes(fg, r.groups[k], tiles, e.isoa, m) + e.param_bytes;
+      bytes = GroupFmapBytes(fg, r.groups[k], tiles, e.isoa, m, e.halo) + e.param_bytes;
       ++res->retiled_groups;
     }
     res->group_tiles.push_back(tiles);

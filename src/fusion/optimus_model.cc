@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <map>
+#include <memory>
 #include <optional>
 #include <tuple>
 
@@ -147,6 +148,18 @@ int64_t RowMap::Apply(int64_t r, int64_t tiles) const {
   return in_rows;
 }
 
+int64_t RowMap::NewRows(int64_t d, int64_t tiles) const {
+  if (fixed_out > 0 || rule != RowRule::kWindow) return Apply(d, tiles);
+  return std::min(in_rows, std::max<int64_t>(d, 1) * stride);
+}
+
+int64_t RowMap::FirstRows(int64_t f, int64_t tiles) const {
+  if (fixed_out > 0 || rule != RowRule::kWindow) return Apply(f, tiles);
+  return std::max<int64_t>(1, std::min(in_rows, (std::max<int64_t>(f, 1) - 1) * stride - pad_top + k_eff));
+}
+
+const char* HaloName(Halo h) { return h == Halo::kLineBuffer ? "line-buffer" : "recompute"; }
+
 StatusOr<FusionGraph> BuildFusionGraph(const ir::Graph& g, const analysis::Schedule& order, int64_t batch) {
   FusionGraph fg;
   fg.batch = std::max<int64_t>(batch, 1);
@@ -279,9 +292,30 @@ namespace {
 
 // A group's vertices and the feature maps they touch, indexed once so that the tile relation and
 // the working set cost O(edges of the group) per tile count (not O(tensors of the graph)).
+// The vectors of a GroupIndex, reused across the groups one thread evaluates (the search evaluates
+// thousands of groups: no allocation per group once they have grown).
+struct GroupBuffers {
+  std::vector<int> tensors, producer_pos, outs, ins, out_at, in_at, drivers;
+  std::vector<char> group_output, is_input, allowed;
+  std::vector<int64_t> scratch, rec, win, nw, first, isoa_rows, dp0, dp1;
+  bool busy = false;  // a GroupIndex of this thread uses them
+};
+GroupBuffers& ThreadBuffers() {
+  thread_local GroupBuffers b;
+  return b;
+}
+
 class GroupIndex {
  public:
-  GroupIndex(const FusionGraph& fg, const std::vector<int>& group) : fg_(fg), group_(group) {
+  GroupIndex(const FusionGraph& fg, const std::vector<int>& group)
+      : fg_(fg), group_(group), own_(ThreadBuffers().busy ? std::make_unique<GroupBuffers>() : nullptr),
+        b_(own_ ? *own_ : ThreadBuffers()) {
+    b_.busy = true;
+    tensors_.clear();
+    outs_.clear();
+    ins_.clear();
+    out_at_.clear();
+    in_at_.clear();
     for (int v : group) {
       const Vertex& vx = fg.vertices[v];
       accum_ += vx.accum_bytes;
@@ -312,7 +346,13 @@ class GroupIndex {
     }
     out_at_.push_back(static_cast<int>(outs_.size()));
     in_at_.push_back(static_cast<int>(ins_.size()));
+    InitHalo();
   }
+  ~GroupIndex() {
+    if (!own_) b_.busy = false;
+  }
+  GroupIndex(const GroupIndex&) = delete;
+  GroupIndex& operator=(const GroupIndex&) = delete;
   int64_t ref_rows() const { return ref_; }
   size_t size() const { return tensors_.size(); }
   int tensor(size_t k) const { return tensors_[k]; }
@@ -338,8 +378,13 @@ class GroupIndex {
       }
     }
   }
+  // Whether a line buffer can hold less than the recompute rows: some map made in the group is read
+  // through a window taller than its stride (else both counts are equal).
+  bool has_halo() const { return has_halo_; }
   // The working set for `tiles` strips and decisions `isoa` (GroupFmapBytes's rule).
-  int64_t FmapBytes(int64_t tiles, const std::vector<char>& isoa, const AccelModel& m) const {
+  int64_t FmapBytes(int64_t tiles, const std::vector<char>& isoa, const AccelModel& m,
+                    Halo halo = Halo::kRecompute) const {
+    if (halo == Halo::kLineBuffer && has_halo_) return LineBytes(tiles, isoa, m);
     std::vector<int64_t>& r = scratch_;
     Rows(tiles, &r);
     int64_t bytes = accum_ + IsoaSums(r, isoa);
@@ -374,7 +419,8 @@ class GroupIndex {
   void DramBytes(int64_t* read, int64_t* write) const {
     std::vector<int64_t>& rows_read = scratch_;
     rows_read.assign(tensors_.size(), 1);
-    std::vector<char> is_input(tensors_.size(), 0);
+    std::vector<char>& is_input = b_.is_input;
+    is_input.assign(tensors_.size(), 0);
     for (size_t i = 0; i < group_.size(); ++i) {
       const Vertex& v = fg_.vertices[group_[i]];
       for (int j = in_at_[i]; j < in_at_[i + 1]; ++j) {
@@ -393,27 +439,111 @@ class GroupIndex {
   }
 
  private:
+  void InitHalo();
+  void LineRows(int64_t tiles) const;
+  int64_t LineBytes(int64_t tiles, const std::vector<char>& isoa, const AccelModel& m) const;
   int Local(int f) const {
     return static_cast<int>(std::lower_bound(tensors_.begin(), tensors_.end(), f) - tensors_.begin());
   }
   const FusionGraph& fg_;
   const std::vector<int>& group_;
-  std::vector<int> tensors_;        // FTensors touched, ascending
-  std::vector<int> producer_pos_;   // per touched tensor: its producer's position in the group, or -1
-  std::vector<char> group_output_;  // per touched tensor made in the group: read outside it or a graph output
-  std::vector<int> outs_, ins_;      // local tensor indices of the group vertices' outputs, inputs
-  std::vector<int> out_at_, in_at_;  // where each group vertex's start (and the end)
+  std::unique_ptr<GroupBuffers> own_;  // when the thread's buffers are in use (an index inside another)
+  GroupBuffers& b_;
+  std::vector<int>& tensors_ = b_.tensors;              // FTensors touched, ascending
+  std::vector<int>& producer_pos_ = b_.producer_pos;    // per touched tensor: its producer's position in the group, or -1
+  std::vector<char>& group_output_ = b_.group_output;   // per touched tensor made in the group: read outside it or a graph output
+  std::vector<int>& outs_ = b_.outs;                    // local tensor indices of the group vertices' outputs
+  std::vector<int>& ins_ = b_.ins;                      // ... and inputs
+  std::vector<int>& out_at_ = b_.out_at;                // where each group vertex's start (and the end)
+  std::vector<int>& in_at_ = b_.in_at;
   int64_t ref_ = 1;
   int64_t accum_ = 0;  // streamed reductions' int32 sums
-  mutable std::vector<int64_t> scratch_;
+  std::vector<int64_t>& scratch_ = b_.scratch;
+  std::vector<int>& drivers_ = b_.drivers;  // per touched tensor: group vertices reading it, + 1 when the group writes it out
+  bool has_halo_ = false;
+  // LineRows: recompute rows, window rows, rows a later strip adds, rows the first strip needs.
+  std::vector<int64_t>& rec_ = b_.rec;
+  std::vector<int64_t>& win_ = b_.win;
+  std::vector<int64_t>& new_ = b_.nw;
+  std::vector<int64_t>& first_ = b_.first;
 };
+
+void GroupIndex::InitHalo() {
+  drivers_.assign(tensors_.size(), 0);
+  for (int k : ins_) ++drivers_[k];
+  for (size_t k = 0; k < tensors_.size(); ++k) drivers_[k] += group_output_[k];
+  for (size_t i = 0; i < group_.size(); ++i) {
+    const Vertex& v = fg_.vertices[group_[i]];
+    for (int j = in_at_[i]; j < in_at_[i + 1]; ++j) {
+      const RowMap& map = v.in_maps[j - in_at_[i]];
+      if (producer_pos_[ins_[j]] >= 0 && map.rule == RowRule::kWindow && map.k_eff > map.stride) has_halo_ = true;
+    }
+  }
+}
+
+// Line buffers for `tiles` strips: per touched tensor the rows its window holds (win_) and the rows
+// a strip adds (new_), backwards from the group outputs. The rows a strip adds propagate (an
+// operator's input advances by its output's new rows times the stride), and a map with one driver
+// holds its reader's window of them; a map with several drivers keeps the recompute rows (rec_).
+void GroupIndex::LineRows(int64_t tiles) const {
+  Rows(tiles, &rec_);
+  win_.assign(tensors_.size(), 0);
+  new_.assign(tensors_.size(), 0);
+  first_.assign(tensors_.size(), 0);
+  for (size_t i = group_.size(); i-- > 0;) {
+    const Vertex& v = fg_.vertices[group_[i]];
+    int64_t out_d = 0, out_f = 0;
+    for (int o = out_at_[i]; o < out_at_[i + 1]; ++o) {
+      const int k = outs_[o];
+      const FTensor& t = fg_.tensors[tensors_[k]];
+      int64_t& x = new_[k];
+      int64_t& f = first_[k];
+      if (group_output_[k]) {
+        x = std::max(x, CeilDiv(t.rows, tiles));
+        f = std::max(f, CeilDiv(t.rows, tiles));
+      }
+      x = std::min(std::max<int64_t>(x, 1), t.rows);
+      f = std::min(std::max<int64_t>(f, 1), t.rows);
+      if (drivers_[k] >= 2) x = f = rec_[k];
+      out_d = std::max(out_d, x);
+      out_f = std::max(out_f, f);
+    }
+    for (int j = in_at_[i]; j < in_at_[i + 1]; ++j) {
+      const RowMap& map = v.in_maps[j - in_at_[i]];
+      const int k = ins_[j];
+      new_[k] = std::max(new_[k], map.NewRows(out_d, tiles));
+      win_[k] = std::max(win_[k], map.Apply(out_d, tiles));
+      first_[k] = std::max(first_[k], map.FirstRows(out_f, tiles));
+    }
+  }
+  for (size_t k = 0; k < tensors_.size(); ++k) {
+    if (drivers_[k] >= 2) win_[k] = new_[k] = first_[k] = rec_[k];
+    win_[k] = std::max({win_[k], new_[k], first_[k]});
+  }
+}
+
+int64_t GroupIndex::LineBytes(int64_t tiles, const std::vector<char>& isoa, const AccelModel& m) const {
+  LineRows(tiles);
+  int64_t bytes = accum_;
+  for (size_t k = 0; k < tensors_.size(); ++k) {
+    const FTensor& t = fg_.tensors[tensors_[k]];
+    const bool phi = producer_pos_[k] >= 0 && isoa[producer_pos_[k]] != 0;
+    // An ISOA output's cached rows hold every channel (the next strip reads them in every channel group).
+    bytes += phi ? RowsBytes(t, new_[k], true, m) + (win_[k] - new_[k]) * t.row_bytes : win_[k] * t.row_bytes;
+  }
+  return bytes;
+}
 
 std::vector<char> GroupIndex::Isoa(const AccelModel& m) const {
   const size_t n = group_.size();
-  std::vector<int64_t> r;
+  std::vector<int64_t>& r = b_.isoa_rows;
   Rows(ref_, &r);  // the 1-row tile
-  std::vector<int64_t> dp0(n, 0), dp1(n, 0);
-  std::vector<char> allowed(n, 0);
+  std::vector<int64_t>& dp0 = b_.dp0;
+  std::vector<int64_t>& dp1 = b_.dp1;
+  std::vector<char>& allowed = b_.allowed;
+  dp0.assign(n, 0);
+  dp1.assign(n, 0);
+  allowed.assign(n, 0);
   for (size_t i = n; i-- > 0;) {
     const Vertex& v = fg_.vertices[group_[i]];
     int64_t c0 = 0, c1 = 0;
@@ -472,8 +602,8 @@ std::vector<int64_t> GroupRows(const FusionGraph& fg, const std::vector<int>& gr
 }
 
 int64_t GroupFmapBytes(const FusionGraph& fg, const std::vector<int>& group, int64_t tiles,
-                       const std::vector<char>& isoa, const AccelModel& m) {
-  return GroupIndex(fg, group).FmapBytes(tiles, isoa, m);
+                       const std::vector<char>& isoa, const AccelModel& m, Halo halo) {
+  return GroupIndex(fg, group).FmapBytes(tiles, isoa, m, halo);
 }
 
 std::vector<char> IsoaDecisions(const FusionGraph& fg, const std::vector<int>& group, const AccelModel& m) {
@@ -487,51 +617,68 @@ int64_t GroupFmapBytesIsoa(const FusionGraph& fg, const std::vector<int>& group,
 
 namespace {
 
+// One group under decisions `isoa`: Eq. 4's tile maximisation for each halo mode the group may use
+// (line buffers only without ISOA decisions: the executor's int32 partial sums are laid out for the
+// recompute rows), keeping the fewer DRAM bytes, ties the smaller working set.
 GroupEval EvaluateWith(const FusionGraph& fg, const std::vector<int>& group, const GroupIndex& gi,
                        const AccelModel& m, CostRule rule, std::vector<char> isoa) {
-  GroupEval e;
-  for (int v : group) e.param_bytes += fg.vertices[v].param_bytes;
-  gi.DramBytes(&e.read_bytes, &e.write_bytes);
-  e.isoa = std::move(isoa);
-  e.ref_rows = gi.ref_rows();
-  const int64_t min_t = std::min(m.t_h, e.ref_rows);
+  GroupEval base;
+  for (int v : group) base.param_bytes += fg.vertices[v].param_bytes;
+  gi.DramBytes(&base.read_bytes, &base.write_bytes);
+  const bool any_isoa = std::find(isoa.begin(), isoa.end(), 1) != isoa.end();
+  base.isoa = std::move(isoa);
+  base.ref_rows = gi.ref_rows();
+  const int64_t min_t = std::min(m.t_h, base.ref_rows);
   // The most strips whose tile still has min(T_h, O_h) rows.
-  int64_t lo = 1, hi = e.ref_rows;
+  int64_t lo = 1, hi = base.ref_rows;
   while (lo < hi) {
     const int64_t mid = (lo + hi + 1) / 2;
-    if (CeilDiv(e.ref_rows, mid) >= min_t) lo = mid; else hi = mid - 1;
+    if (CeilDiv(base.ref_rows, mid) >= min_t) lo = mid; else hi = mid - 1;
   }
   const int64_t max_tiles = lo;
-  auto fmap = [&](int64_t tiles) { return gi.FmapBytes(tiles, e.isoa, m); };
-  e.min_buffer_bytes = fmap(max_tiles);
-  // Eq. 4: the fewest strips (largest t_h) whose working set fits; parameters resident when they fit too.
-  auto fewest = [&](int64_t extra) -> int64_t {
-    if (e.min_buffer_bytes + extra > m.buffer_bytes) return -1;
-    int64_t a = 1, b = max_tiles;
-    while (a < b) {
-      const int64_t mid = (a + b) / 2;
-      if (fmap(mid) + extra <= m.buffer_bytes) b = mid; else a = mid + 1;
-    }
-    return a;
-  };
-  const int64_t resident = fewest(e.param_bytes);
-  if (resident > 0) {
-    e.feasible = true;
-    e.params_resident = true;
-    e.tiles = resident;
-    e.buffer_bytes = fmap(resident) + e.param_bytes;
-    e.read_bytes += e.param_bytes;
-  } else if (rule == CostRule::kOptimus) {
-    const int64_t streamed = fewest(0);
-    if (streamed > 0) {
+  auto evaluate = [&](Halo halo) {
+    GroupEval e = base;
+    e.halo = halo;
+    auto fmap = [&](int64_t tiles) { return gi.FmapBytes(tiles, e.isoa, m, halo); };
+    e.min_buffer_bytes = fmap(max_tiles);
+    // Eq. 4: the fewest strips (largest t_h) whose working set fits; parameters resident when they fit too.
+    auto fewest = [&](int64_t extra) -> int64_t {
+      if (e.min_buffer_bytes + extra > m.buffer_bytes) return -1;
+      int64_t a = 1, b = max_tiles;
+      while (a < b) {
+        const int64_t mid = (a + b) / 2;
+        if (fmap(mid) + extra <= m.buffer_bytes) b = mid; else a = mid + 1;
+      }
+      return a;
+    };
+    const int64_t resident = fewest(e.param_bytes);
+    if (resident > 0) {
       e.feasible = true;
-      e.tiles = streamed;
-      e.buffer_bytes = fmap(streamed);
-      e.read_bytes += e.param_bytes * streamed * m.batch;
+      e.params_resident = true;
+      e.tiles = resident;
+      e.buffer_bytes = fmap(resident) + e.param_bytes;
+      e.read_bytes += e.param_bytes;
+    } else if (rule == CostRule::kOptimus) {
+      const int64_t streamed = fewest(0);
+      if (streamed > 0) {
+        e.feasible = true;
+        e.tiles = streamed;
+        e.buffer_bytes = fmap(streamed);
+        e.read_bytes += e.param_bytes * streamed * m.batch;
+      }
     }
-  }
-  e.tile_rows = CeilDiv(e.ref_rows, e.tiles);
-  return e;
+    e.tile_rows = CeilDiv(e.ref_rows, e.tiles);
+    return e;
+  };
+  GroupEval rec = evaluate(Halo::kRecompute);
+  if (!m.halo_choice || !gi.has_halo() || any_isoa) return rec;
+  // Halo caching: line buffers when they move fewer DRAM bytes, or as many in a smaller working set.
+  GroupEval line = evaluate(Halo::kLineBuffer);
+  if (!rec.feasible) return line.feasible || line.min_buffer_bytes < rec.min_buffer_bytes ? line : rec;
+  if (line.feasible && (line.dram_bytes() < rec.dram_bytes() ||
+                        (line.dram_bytes() == rec.dram_bytes() && line.buffer_bytes < rec.buffer_bytes)))
+    return line;
+  return rec;
 }
 
 }  // namespace

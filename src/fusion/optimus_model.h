@@ -31,6 +31,9 @@ struct AccelModel {
   int64_t t_h = 1;
   int64_t t_w = 1;
   int64_t batch = 1;
+  // Halo caching (beyond the paper): each group holds its halo rows in line buffers when that moves
+  // fewer DRAM bytes (ties: a smaller working set); false: every group recomputes (the paper's count).
+  bool halo_choice = true;
   // The target's arena level (the global buffer) and compute array.
   static StatusOr<AccelModel> From(const target::Target& t, int64_t batch);
 };
@@ -55,6 +58,11 @@ struct RowMap {
   int64_t RowsRead() const;
   // Rows of the input needed for r output rows when the group runs `tiles` strips.
   int64_t Apply(int64_t r, int64_t tiles) const;
+  // Rows of the input a strip adds when the op's output advances by d rows (line buffer).
+  int64_t NewRows(int64_t d, int64_t tiles) const;
+  // Rows of the input the first strip needs for the output's first f rows (the top padding and the
+  // window's lead: a line buffer's first strip may hold more rows than a later one).
+  int64_t FirstRows(int64_t f, int64_t tiles) const;
 };
 
 // A feature map between fusion vertices.
@@ -107,6 +115,19 @@ StatusOr<FusionGraph> BuildFusionGraph(const ir::Graph& g, const analysis::Sched
 // constraints (no ISOA, all parameters on chip for the whole group).
 enum class CostRule { kOptimus, kPriorWork };
 
+// How a group's strips share the rows their windows overlap in (the halo):
+//   kRecompute   the paper's count: every feature map holds the tile relation's rows backwards from
+//                the group outputs (r output rows of two 3x3 stride-1 convs: r + 2 and r + 4 rows).
+//   kLineBuffer  a map that one operator of the group reads (and the group does not write out) holds
+//                that operator's window of the rows a strip adds: K - S cached rows + new rows (r + 2
+//                and r + 2); a map with several readers, or read and written out, keeps the
+//                recompute rows (its readers progress apart). An ISOA output holds its cached rows
+//                with every channel, its new rows T_c channels at a time.
+// The executor (exec/exec_tiled.cc) runs line buffers for both: a recompute group's count is an
+// upper bound of what it holds, a line-buffer group's is its windows (for chains of one reader).
+enum class Halo { kRecompute, kLineBuffer };
+const char* HaloName(Halo h);  // "recompute", "line-buffer"
+
 // The evaluation of one group (a set of vertices, ascending).
 struct GroupEval {
   bool feasible = false;
@@ -120,6 +141,7 @@ struct GroupEval {
   int64_t read_bytes = 0;     // DRAM: inputs once, parameters once or tiles x batch times
   int64_t write_bytes = 0;    // DRAM: group outputs once
   int64_t param_bytes = 0;
+  Halo halo = Halo::kRecompute;
   int64_t dram_bytes() const { return read_bytes + write_bytes; }
 };
 
@@ -131,7 +153,7 @@ std::vector<int64_t> GroupRows(const FusionGraph& fg, const std::vector<int>& gr
 std::vector<char> IsoaDecisions(const FusionGraph& fg, const std::vector<int>& group, const AccelModel& m);
 // The group's working set for `tiles` strips and decisions `isoa` (fmaps only).
 int64_t GroupFmapBytes(const FusionGraph& fg, const std::vector<int>& group, int64_t tiles,
-                       const std::vector<char>& isoa, const AccelModel& m);
+                       const std::vector<char>& isoa, const AccelModel& m, Halo halo = Halo::kRecompute);
 // The same with the decisions of IsoaDecisions (the group indexed once).
 int64_t GroupFmapBytesIsoa(const FusionGraph& fg, const std::vector<int>& group, int64_t tiles, const AccelModel& m);
 // Eq. 4 then Eq. 3: the largest tile that fits, and the group's DRAM bytes.

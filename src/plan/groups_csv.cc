@@ -23,7 +23,7 @@ bool HasTiledGroups(const std::vector<Plan>& plans) {
 std::string GroupsCsv(const std::vector<Plan>& plans) {
   std::string out =
       "strategy,step,ops,first_op,last_op,tiles,tile_rows,tile_cols,tile_channels,isoa_ops,params_resident,"
-      "buffer_bytes,dram_read_bytes,dram_write_bytes\n";
+      "buffer_bytes,dram_read_bytes,dram_write_bytes,halo\n";
   for (const Plan& p : plans)
     for (const Step& s : p.steps) {
       if (s.kind != StepKind::kFusedTiled || s.ops.empty()) continue;
@@ -34,7 +34,7 @@ std::string GroupsCsv(const std::vector<Plan>& plans) {
              Field(s.ops.front().name) + "," + Field(s.ops.back().name) + "," + std::to_string(t.tiles) + "," +
              std::to_string(t.tile_rows) + "," + std::to_string(t.tile_cols) + "," + std::to_string(t.tile_channels) +
              "," + Field(isoa) + "," + (t.params_resident ? "1" : "0") + "," + std::to_string(t.buffer_bytes) + "," +
-             std::to_string(t.dram_read_bytes) + "," + std::to_string(t.dram_write_bytes) + "\n";
+             std::to_string(t.dram_read_bytes) + "," + std::to_string(t.dram_write_bytes) + "," + Field(t.halo) + "\n";
     }
   return out;
 }

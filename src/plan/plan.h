@@ -70,6 +70,7 @@ struct TiledGroup {
   int64_t buffer_bytes = 0;       // working set: fmap rows (+ resident parameters)
   int64_t dram_read_bytes = 0;    // inputs once, parameters once or tiles x batch times
   int64_t dram_write_bytes = 0;   // outputs once
+  std::string halo = "recompute";  // "recompute" (the tile relation's rows) or "line-buffer" (K - S cached rows + new)
 };
 
 struct Step {

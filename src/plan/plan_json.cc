@@ -59,7 +59,8 @@ std::string PlanToJson(const Plan& p) {
       params["group"] = {{"tiles", t.tiles}, {"tile_rows", t.tile_rows}, {"tile_cols", t.tile_cols},
                          {"tile_channels", t.tile_channels}, {"isoa", t.isoa},
                          {"params_resident", t.params_resident}, {"buffer_bytes", t.buffer_bytes},
-                         {"dram_read_bytes", t.dram_read_bytes}, {"dram_write_bytes", t.dram_write_bytes}};
+                         {"dram_read_bytes", t.dram_read_bytes}, {"dram_write_bytes", t.dram_write_bytes},
+                         {"halo", t.halo}};
     }
     j["steps"].push_back({{"index", s.index}, {"kind", StepKindName(s.kind)}, {"params", params}, {"ops", ops}});
   }
@@ -158,6 +159,7 @@ Status ReadStepKind(const JsonRef& s, Step* st) {
   SP_ASSIGN_OR_RETURN(t.buffer_bytes, g.IntOr("buffer_bytes", 0, 0, kMaxBytes));
   SP_ASSIGN_OR_RETURN(t.dram_read_bytes, g.IntOr("dram_read_bytes", 0, 0, kMaxBytes));
   SP_ASSIGN_OR_RETURN(t.dram_write_bytes, g.IntOr("dram_write_bytes", 0, 0, kMaxBytes));
+  SP_ASSIGN_OR_RETURN(t.halo, g.StringOr("halo", "recompute"));
   return Status::Ok();
 }
 

@@ -80,6 +80,8 @@ void Checker::CheckFusedTiled(int s) {
     return;
   }
   if (st.segment_bytes != 0 || st.row_cache) Err(where + ": segment_bytes and row_cache are for segment steps");
+  if (tg.halo != "recompute" && tg.halo != "line-buffer")
+    Err(where + ": group.halo '" + tg.halo + "' must be \"recompute\" or \"line-buffer\"");
   std::map<std::string, size_t> op_at;  // op name -> position in the step
   for (size_t k = 0; k < st.ops.size(); ++k) op_at[st.ops[k].name] = k;
   std::set<std::string> isoa(tg.isoa.begin(), tg.isoa.end());
@@ -115,9 +117,20 @@ void Checker::CheckFusedTiled(int s) {
         if (t.kind == "constant" || view_inside) continue;
         ref_rows = std::max(ref_rows, RowsChannels(t).first);
       }
+  // Line buffers (group.halo "line-buffer"): per tensor the rows a strip adds (new_rows) and the
+  // window its one driver needs for them (win); drivers: the step's ops reading it, + 1 when the
+  // step writes it out. A tensor with several drivers keeps the recompute rows.
+  const bool line = tg.halo == "line-buffer";
+  std::map<std::string, int64_t> new_rows, win, first;  // first: rows the first strip needs
+  std::map<std::string, int> drivers;
+  for (const auto& op : st.ops) {
+    std::set<std::string> read(op.inputs.begin(), op.inputs.end());
+    for (const auto& in : read) ++drivers[in];
+    for (const auto& o : op.outputs) drivers[o] += step_output(*FindTensor(o));
+  }
   for (size_t k = st.ops.size(); k-- > 0;) {
     const StepOp& op = st.ops[k];
-    int64_t out_r = 0, out_h = 1;
+    int64_t out_r = 0, out_h = 1, out_d = 0, out_f = 0;
     for (const auto& o : op.outputs) {
       const Tensor& t = *FindTensor(o);
       const int64_t h = RowsChannels(t).first;
@@ -126,6 +139,15 @@ void Checker::CheckFusedTiled(int s) {
       r = std::min(std::max<int64_t>(r, 1), h);
       out_r = std::max(out_r, r);
       out_h = h;
+      int64_t& d = new_rows[o];
+      if (step_output(t)) d = std::max(d, CeilDiv(h, tiles));
+      d = std::min(std::max<int64_t>(d, 1), h);
+      int64_t& f = first[o];
+      if (step_output(t)) f = std::max(f, CeilDiv(h, tiles));
+      f = std::min(std::max<int64_t>(f, 1), h);
+      if (drivers[o] >= 2) d = f = r;
+      out_d = std::max(out_d, d);
+      out_f = std::max(out_f, f);
     }
     int data_inputs = 0;
     for (const auto& in : op.inputs) data_inputs += FindTensor(in)->kind != "constant";
@@ -133,32 +155,47 @@ void Checker::CheckFusedTiled(int s) {
       const Tensor& t = *FindTensor(op.inputs[i]);
       if (t.kind == "constant") continue;
       const int64_t h = RowsChannels(t).first;
-      int64_t need = h;  // the whole input
       const bool window = (IsConvType(op.type) || IsPoolType(op.type)) && op.attrs.count("kernel_shape") &&
                           Attr(op, "kernel_shape", {}).size() == 2 && t.shape.size() == 4;
       int64_t read = h;  // rows of it the op reads over all strips
+      // Rows of the input for r output rows (add: the rows r more output rows add to a line buffer;
+      // top: the rows the first r output rows need, from the top padding).
+      auto need = [&](int64_t r, bool add, bool top = false) -> int64_t {
+        if (i == 0 && window && out_h == RowsChannels(*FindTensor(op.outputs[0])).first) {
+          const int64_t stride = Attr(op, "strides", {1, 1})[0], dil = Attr(op, "dilations", {1, 1})[0];
+          const int64_t k_eff = dil * (Attr(op, "kernel_shape", {1, 1})[0] - 1) + 1;
+          const std::vector<int64_t> pads = Attr(op, "pads", {0, 0, 0, 0});
+          if (top) return std::max<int64_t>(1, std::min(h, (r - 1) * stride - (pads.empty() ? 0 : pads[0]) + k_eff));
+          // Rows between windows of a stride longer than the window still pass through the line buffer.
+          return std::min(h, add ? r * stride : (r - 1) * stride + std::max(k_eff, stride));
+        }
+        if (i == 0 && RowPad(op) && t.shape.size() == 4 && out_h > 1) {
+          // Output row r is input row r - pad_top: a window of one row, its shift held as halo.
+          const std::vector<int64_t> pads = Attr(op, "pads", {});
+          const size_t hx = plan_nhwc_ ? 1 : 2;
+          const int64_t lead = std::max(pads[hx], pads[hx + 4]);
+          if (top) return std::max<int64_t>(1, std::min(h, r + lead - pads[hx]));
+          return std::min(h, add ? r : r + lead);
+        }
+        if (i == 0 && op.type == "Slice" && op.inputs.size() <= 4 && UnitSteps(op))
+          // Unit steps: a window of as many rows shifted by its start on H, the shift held as halo.
+          return std::min(h, add ? r : r + SliceStartH(op, plan_nhwc_ ? 1 : 2, h));
+        if (StreamedReduce(op) && out_h == 1) return CeilDiv(h, tiles);
+        if (SameRowType(op.type) && (h == out_h || h == 1)) return std::min(h, r);
+        return h;  // the whole input
+      };
       if (i == 0 && window && out_h == RowsChannels(*FindTensor(op.outputs[0])).first) {
         const int64_t stride = Attr(op, "strides", {1, 1})[0], dil = Attr(op, "dilations", {1, 1})[0];
         const int64_t k_eff = dil * (Attr(op, "kernel_shape", {1, 1})[0] - 1) + 1;
-        // Rows between windows of a stride longer than the window still pass through the line buffer.
-        need = std::min(h, (out_r - 1) * stride + std::max(k_eff, stride));
         const std::vector<int64_t> pads = Attr(op, "pads", {0, 0, 0, 0});
         read = std::max<int64_t>(1, std::min(h, (out_h - 1) * stride - (pads.empty() ? 0 : pads[0]) + k_eff));
-      } else if (i == 0 && RowPad(op) && t.shape.size() == 4 && out_h > 1) {
-        // Output row r is input row r - pad_top: a window of one row, its shift held as halo.
-        const std::vector<int64_t> pads = Attr(op, "pads", {});
-        const size_t hx = plan_nhwc_ ? 1 : 2;
-        need = std::min(h, out_r + std::max(pads[hx], pads[hx + 4]));
-      } else if (i == 0 && op.type == "Slice" && op.inputs.size() <= 4 && UnitSteps(op)) {
-        // Unit steps: a window of as many rows shifted by its start on H, the shift held as halo.
-        need = std::min(h, out_r + SliceStartH(op, plan_nhwc_ ? 1 : 2, h));
-      } else if (StreamedReduce(op) && out_h == 1) {
-        need = CeilDiv(h, tiles);
-        if (h > 1) sums = SaturatingAdd(sums, 4 * RowsChannels(t).second);
-      } else if (SameRowType(op.type) && (h == out_h || h == 1)) {
-        need = std::min(h, out_r);
+      } else if (StreamedReduce(op) && out_h == 1 && h > 1) {
+        sums = SaturatingAdd(sums, 4 * RowsChannels(t).second);
       }
-      rows[op.inputs[i]] = std::max(rows[op.inputs[i]], need);
+      rows[op.inputs[i]] = std::max(rows[op.inputs[i]], need(out_r, false));
+      new_rows[op.inputs[i]] = std::max(new_rows[op.inputs[i]], need(out_d, true));
+      win[op.inputs[i]] = std::max(win[op.inputs[i]], need(out_d, false));
+      first[op.inputs[i]] = std::max(first[op.inputs[i]], need(out_f, false, true));
       rows_read[op.inputs[i]] = std::max(rows_read[op.inputs[i]], read);
       const auto pr = produced_at_.find(op.inputs[i]);
       if (InSituType(op.type) && data_inputs == 1 && t.consumers.size() == 1 && t.kind == "activation" &&
@@ -197,7 +234,15 @@ void Checker::CheckFusedTiled(int s) {
     const int64_t images = t.shape.size() >= 2 && t.shape[0] == p_.batch ? p_.batch : 1;
     const int64_t row_bytes = CeilDiv(t.bytes, std::max<int64_t>(1, images * h));
     const bool phi = !t.producer.empty() && isoa.count(t.producer) && c > tg.tile_channels;
-    fmap = SaturatingAdd(fmap, phi ? r * CeilDiv(row_bytes, c) * tg.tile_channels : r * row_bytes);
+    const int64_t tc_bytes = phi ? CeilDiv(row_bytes, c) * tg.tile_channels : row_bytes;
+    if (line && drivers[name] < 2) {
+      // One driver: its window of the rows a strip adds; an ISOA output's cached rows hold every channel.
+      const int64_t d = new_rows[name];
+      const int64_t w = std::max({win[name], d, first[name]});
+      fmap = SaturatingAdd(fmap, SaturatingAdd(d * tc_bytes, (w - d) * row_bytes));
+      continue;
+    }
+    fmap = SaturatingAdd(fmap, r * tc_bytes);
   }
   for (const auto& op : st.ops) {
     for (const auto& in : op.inputs) {

@@ -68,5 +68,40 @@ TEST(ExecTiledFit, BaselineGroupsRunThePlansStripsInTheModelsBytes) {
   }
 }
 
+// pnasnet-5-cifar10, efficient-s at 128 KB: the group of 'cell7_in_relu' writes a 1x1 stride-2
+// conv's 8 rows and a Slice's 15 rows of one 16-row map in 5 strips. Split by floor, the two drift
+// a row apart and the map held 5 rows (138,720 B of a 131,072 B buffer, so 6 strips ran); split
+// by ceil (taken when floor exceeds the model) it holds the model's 4 and runs the plan's strips.
+TEST(ExecTiledFit, GroupOutputsOfDifferentHeightsStayWithinTheModel) {
+  auto gi = import::ImportModel(testing::SourcePath("models/nas/pnasnet-5-cifar10.graph.json"), {});
+  ASSERT_TRUE(gi.ok()) << gi.status().message();
+  ir::Graph g = std::move(gi).value();
+  ASSERT_TRUE(transform::Canonicalize(&g, {}).ok());
+  ir::ApplyDtype(g, ir::DataType::kInt8);
+  auto q = QuantizeModel(g, kDefaultSeed, nullptr);
+  ASSERT_TRUE(q.ok()) << q.status().message();
+  const plan::Plan p = Plan(g, Accel(128 << 10), "efficient-s", "int8");
+  ASSERT_TRUE(plan::VerifyPlan(p).ok());
+  const StepLowering l(g, p, &*q);
+  int found = 0;
+  for (size_t k = 0; k < p.steps.size(); ++k) {
+    const plan::Step& st = p.steps[k];
+    if (st.kind != plan::StepKind::kFusedTiled) continue;
+    SCOPED_TRACE("step " + std::to_string(k) + " ('" + st.ops.front().name + "')");
+    auto sc = LowerStep(l, static_cast<int>(k));
+    ASSERT_TRUE(sc.ok()) << sc.status().message();
+    ASSERT_TRUE(sc->tiled);
+    EXPECT_EQ(sc->tiled->note, "");
+    EXPECT_EQ(sc->tiled->tiles, st.tiled.tiles);
+    EXPECT_LE(sc->tiled->working_bytes, st.tiled.buffer_bytes);
+    EXPECT_EQ(sc->tiled->write_bytes, st.tiled.dram_write_bytes);
+    if (st.ops.front().name == "cell7_in_relu") {
+      ++found;
+      EXPECT_GT(st.tiled.tiles, 1);
+    }
+  }
+  EXPECT_EQ(found, 1);
+}
+
 }  // namespace
 }  // namespace sramplan::exec

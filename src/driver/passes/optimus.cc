@@ -118,6 +118,7 @@ Status AssembleTiled(PlanningContext& ctx) {
     step.tiled.buffer_bytes = e.buffer_bytes;
     step.tiled.dram_read_bytes = e.read_bytes;
     step.tiled.dram_write_bytes = e.write_bytes;
+    step.tiled.halo = fusion::HaloName(e.halo);
     step.workspace = step.ops.front().name + ".tiles";
     p.tensors.push_back({step.workspace, e.buffer_bytes, "scratch", "int8", {e.buffer_bytes},
                          step.ops.front().name, {step.ops.front().name}, ""});
