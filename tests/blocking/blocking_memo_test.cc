@@ -17,6 +17,7 @@
 #include "blocking/pack_step.h"
 #include "blocking/search_memo.h"
 #include "target/target.h"
+#include "blocking/blocking_strings.h"
 
 namespace sramplan::blocking {
 namespace {
@@ -39,50 +40,6 @@ Hierarchy TinySplit() {
   return *h;
 }
 
-// Every string with at most two loops per dimension, in any order (no symmetry or adjacency rule).
-double BruteForceBest(const Layer& l, const Hierarchy& h) {
-  std::vector<std::vector<std::vector<Loop>>> chains;  // per present dim: its possible loop chains
-  for (Dim d : kAllDims) {
-    int64_t e = l.extent(d);
-    if (e == 1) continue;
-    std::vector<std::vector<Loop>> opts = {{{d, e}}};
-    for (int64_t s : Divisors(e))
-      if (s > 1 && s < e) opts.push_back({{d, s}, {d, e}});
-    chains.push_back(opts);
-  }
-  double best = std::numeric_limits<double>::infinity();
-  std::vector<size_t> pick(chains.size(), 0);
-  while (true) {
-    std::vector<std::vector<Loop>> per;
-    size_t total = 0;
-    for (size_t i = 0; i < chains.size(); ++i) {
-      per.push_back(chains[i][pick[i]]);
-      total += per.back().size();
-    }
-    std::vector<size_t> at(per.size(), 0);
-    BlockingString cur;
-    std::function<void()> rec = [&]() {
-      if (cur.size() == total) {
-        Evaluation ev = Evaluate(l, h, cur);
-        if (ev.fits) best = std::min(best, ev.total_pj);
-        return;
-      }
-      for (size_t i = 0; i < per.size(); ++i) {
-        if (at[i] == per[i].size()) continue;
-        cur.push_back(per[i][at[i]++]);
-        rec();
-        --at[i];
-        cur.pop_back();
-      }
-    };
-    rec();
-    size_t i = 0;
-    while (i < pick.size() && ++pick[i] == chains[i].size()) pick[i++] = 0;
-    if (i == pick.size()) break;
-  }
-  return best;
-}
-
 TEST(BlockingMemo, SearchWithTableEqualsBruteForceAndTheSearchWithout) {
   std::vector<Layer> layers = {ConvLayer("c", 4, 4, 4, 6, 2, 2), ConvLayer("s2", 3, 2, 4, 4, 3, 2, 1, 2, 2),
                                ConvLayer("square", 4, 4, 2, 2, 2, 2), FcLayer("fc", 8, 4, 2),
@@ -91,7 +48,7 @@ TEST(BlockingMemo, SearchWithTableEqualsBruteForceAndTheSearchWithout) {
   for (const Layer& l : layers)
     for (const Hierarchy& h : {TinySplit(), Shared3()}) {
       SCOPED_TRACE(l.name + " on " + h.name);
-      const double brute = BruteForceBest(l, h);
+      const double brute = testing::BruteForceBest(l, h);
       SearchOptions opt;
       opt.time_limit_s = 120;
       auto on = ExactSearch(l, h, opt);

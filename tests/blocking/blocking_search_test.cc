@@ -12,6 +12,7 @@
 #include "blocking/optimizer.h"
 #include "blocking/schedules.h"
 #include "target/target.h"
+#include "blocking/blocking_strings.h"
 
 namespace sramplan::blocking {
 namespace {
@@ -34,47 +35,6 @@ Hierarchy SplitBuffers() {
   return *h;
 }
 
-// Every string with at most two loops per dimension, any order (no symmetry or adjacency rules).
-void Enumerate(const Layer& l, const std::function<void(const BlockingString&)>& f) {
-  std::vector<std::vector<std::vector<Loop>>> chains;  // per present dim: its possible loop chains
-  for (Dim d : kAllDims) {
-    int64_t e = l.extent(d);
-    if (e == 1) continue;
-    std::vector<std::vector<Loop>> opts = {{{d, e}}};
-    for (int64_t s : Divisors(e))
-      if (s > 1 && s < e) opts.push_back({{d, s}, {d, e}});
-    chains.push_back(opts);
-  }
-  std::vector<size_t> pick(chains.size(), 0);
-  while (true) {
-    std::vector<std::vector<Loop>> per;
-    size_t total = 0;
-    for (size_t i = 0; i < chains.size(); ++i) {
-      per.push_back(chains[i][pick[i]]);
-      total += per.back().size();
-    }
-    std::vector<size_t> at(per.size(), 0);
-    BlockingString cur;
-    std::function<void()> rec = [&]() {
-      if (cur.size() == total) {
-        f(cur);
-        return;
-      }
-      for (size_t i = 0; i < per.size(); ++i) {
-        if (at[i] == per[i].size()) continue;
-        cur.push_back(per[i][at[i]++]);
-        rec();
-        --at[i];
-        cur.pop_back();
-      }
-    };
-    rec();
-    size_t i = 0;
-    while (i < pick.size() && ++pick[i] == chains[i].size()) pick[i++] = 0;
-    if (i == pick.size()) break;
-  }
-}
-
 TEST(BlockingSearch, ExactEqualsBruteForce) {
   std::vector<Layer> layers = {ConvLayer("a", 4, 2, 2, 4, 2, 1), ConvLayer("b", 2, 2, 4, 2, 1, 3),
                                FcLayer("fc", 8, 4, 2), ConvLayer("square", 4, 4, 2, 2, 2, 2),  // transposable
@@ -86,7 +46,7 @@ TEST(BlockingSearch, ExactEqualsBruteForce) {
       SCOPED_TRACE(l.name + " on " + h.name);
       double best = std::numeric_limits<double>::infinity();
       int64_t count = 0;
-      Enumerate(l, [&](const BlockingString& s) {
+      testing::EnumerateStrings(l, [&](const BlockingString& s) {
         ASSERT_TRUE(ValidateString(l, s).ok()) << ToString(s);
         Evaluation ev = Evaluate(l, h, s);
         if (ev.fits) best = std::min(best, ev.total_pj);
@@ -119,11 +79,7 @@ TEST(BlockingSearch, ClosedPrefixCompletionEqualsBruteForce) {
   for (const Layer& l : layers)
     for (const Hierarchy& h : hs) {
       SCOPED_TRACE(l.name + " on " + h.name);
-      double best = std::numeric_limits<double>::infinity();
-      Enumerate(l, [&](const BlockingString& s) {
-        Evaluation ev = Evaluate(l, h, s);
-        if (ev.fits) best = std::min(best, ev.total_pj);
-      });
+      const double best = testing::BruteForceBest(l, h);
       SearchOptions opt;
       opt.time_limit_s = 120;
       auto ex = ExactSearch(l, h, opt);
@@ -153,11 +109,7 @@ TEST(BlockingSearch, RefetchBoundStaysExact) {
   for (const Layer& l : layers)
     for (const Hierarchy& h : {split, shared}) {
       SCOPED_TRACE(l.name + " on " + h.name);
-      double best = std::numeric_limits<double>::infinity();
-      Enumerate(l, [&](const BlockingString& s) {
-        Evaluation ev = Evaluate(l, h, s);
-        if (ev.fits) best = std::min(best, ev.total_pj);
-      });
+      const double best = testing::BruteForceBest(l, h);
       SearchOptions opt;
       opt.time_limit_s = 120;
       auto ex = ExactSearch(l, h, opt);
@@ -178,29 +130,7 @@ TEST(BlockingSearch, PrefixBoundNeverExceedsACompletion) {
   for (const Layer& l : layers)
     for (const Hierarchy& h : hs)
       for (int k = 0; k < 300; ++k) {
-        // A random string: every dimension split in up to three loops, randomly interleaved.
-        std::vector<std::vector<Loop>> per;
-        for (Dim d : kAllDims) {
-          int64_t e = l.extent(d);
-          if (e == 1) continue;
-          std::vector<Loop> ch;
-          int64_t cur = 1;
-          for (int64_t s : Divisors(e))
-            if (s > cur && s < e && s % cur == 0 && rng() % 3 == 0) {
-              ch.push_back({d, s});
-              cur = s;
-            }
-          ch.push_back({d, e});
-          per.push_back(ch);
-        }
-        BlockingString s;
-        std::vector<size_t> at(per.size(), 0);
-        size_t total = 0;
-        for (auto& c : per) total += c.size();
-        while (s.size() < total) {
-          size_t i = rng() % per.size();
-          if (at[i] < per[i].size()) s.push_back(per[i][at[i]++]);
-        }
+        const BlockingString s = testing::RandomInterleavedString(l, rng);
         Evaluation ev = Evaluate(l, h, s);
         if (!ev.fits) continue;
         for (size_t p = 1; p <= s.size(); ++p) {

@@ -9,6 +9,7 @@
 #include "blocking/optimizer.h"
 #include "blocking/pack_step.h"
 #include "target/target.h"
+#include "blocking/blocking_strings.h"
 
 namespace sramplan::blocking {
 namespace {
@@ -20,32 +21,6 @@ Hierarchy Shared(int64_t l0, int64_t l1, int64_t l2) {
               Level{"l2", l2, {true, true, true}, 6.0, 6.5, false},
               Level{"dram", int64_t{1} << 40, {true, true, true}, 320.0, 320.0, true}};
   return h;
-}
-
-BlockingString RandomString(const Layer& l, std::mt19937_64& rng) {
-  std::vector<std::vector<Loop>> per;
-  for (Dim d : kAllDims) {
-    int64_t e = l.extent(d);
-    if (e == 1) continue;
-    std::vector<Loop> ch;
-    int64_t cur = 1;
-    for (int64_t s : Divisors(e))
-      if (s > cur && s < e && s % cur == 0 && rng() % 3 == 0) {
-        ch.push_back({d, s});
-        cur = s;
-      }
-    ch.push_back({d, e});
-    per.push_back(ch);
-  }
-  BlockingString s;
-  std::vector<size_t> at(per.size(), 0);
-  size_t total = 0;
-  for (auto& c : per) total += c.size();
-  while (s.size() < total) {
-    size_t i = rng() % per.size();
-    if (at[i] < per[i].size()) s.push_back(per[i][at[i]++]);
-  }
-  return s;
 }
 
 TEST(PackStep, EqualsPackOnEveryPrefix) {
@@ -60,7 +35,7 @@ TEST(PackStep, EqualsPackOnEveryPrefix) {
   for (const Hierarchy& h : hs)
     for (const Layer& l : layers)
       for (int k = 0; k < 60; ++k) {
-        BlockingString s = RandomString(l, rng);
+        BlockingString s = testing::RandomInterleavedString(l, rng);
         Packing prev = Pack(l, h, {}), next;
         BlockingString prefix;
         Extents inner = {1, 1, 1, 1, 1, 1, 1};
