@@ -47,6 +47,8 @@ int64_t Bytes(const FusionGraph& fg, int64_t buffer, FusionMethod method, bool* 
 // became what the executor runs (issue 14 item 7: Conv/Concat sources, group-1 Conv readers with a
 // one-row window, one-op vertices, the readers' int32 partial sums counted): before, 140104256,
 // 223228480, 10274944, 37685184, 115085120 and 661126464 with ISOA anywhere and no partial sums.
+// With halo caching (line buffers weighed for groups without ISOA decisions), MobileNet-V2 at 128 KB
+// fell from 60167104 and ResNet-50 from 770310208.
 TEST(OptimusSearch, KeepsTheRecordedOptima) {
   struct Case {
     const char* model;
@@ -56,9 +58,9 @@ TEST(OptimusSearch, KeepsTheRecordedOptima) {
       {"models/onnx/resnet18.onnx", 128 << 10, 161165888, 161165888},
       {"models/onnx/resnet18.onnx", 64 << 10, 311236544, 311236544},
       {"models/onnx/squeezenet1_0.onnx", 512 << 10, 11990656, 14043520},
-      {"models/onnx/mobilenet_v2.onnx", 128 << 10, 60167104, 60167104},
+      {"models/onnx/mobilenet_v2.onnx", 128 << 10, 59866048, 59866048},
       {"models/onnx/googlenet.onnx", 128 << 10, 160588608, 160588608},
-      {"models/onnx/resnet50.onnx", 128 << 10, 770310208, -1},
+      {"models/onnx/resnet50.onnx", 128 << 10, 767098944, -1},
   };
   for (const Case& c : cases) {
     const ir::Graph g = Load(c.model);
