@@ -103,19 +103,21 @@ TEST(KeepOnChip, RunsBitExactWithPlannedBytes) {
 namespace sramplan {
 namespace {
 
-// MobileNet-V2 at 512 KiB (int8, batch 1): efficient-s's groups with their kept maps (all of its
+// ResNet-18 at 512 KiB (int8, batch 1): efficient-s's groups with their kept maps (all of its
 // candidates fit: no ILP, so no time limit decides) move fewer bytes than optimus's; the plan is
-// re-assembled with them and still runs bit for bit with the planned bytes.
+// re-assembled with them and still runs bit for bit with the planned bytes. (MobileNet-V2 was the
+// case until ISOA inside a group became what the executor runs and halo caching came: optimus's
+// own groups with kept maps win there now.)
 TEST(KeepOnChip, OtherGroupingReassembledAndRunsExact) {
-  const plan::Plan fused = PlanOf("mobilenet_v2", 512, "optimus");
-  const plan::Plan kept = PlanOf("mobilenet_v2", 512, "optimus-cosma");
+  const plan::Plan fused = PlanOf("resnet18", 512, "optimus");
+  const plan::Plan kept = PlanOf("resnet18", 512, "optimus-cosma");
   EXPECT_LT(Dram(kept), Dram(fused));
   bool other = false;
   for (const std::string& n : kept.notes) other = other || n.find("against efficient-s's") != std::string::npos;
   EXPECT_TRUE(other);
   EXPECT_NE(kept.steps.size(), fused.steps.size());
   EXPECT_TRUE(plan::VerifyPlan(kept).ok()) << plan::VerifyPlan(kept).Summary();
-  const testing::CliRun r = testing::Cli("verify " + testing::SourcePath("models/onnx/mobilenet_v2.onnx") +
+  const testing::CliRun r = testing::Cli("verify " + testing::SourcePath("models/onnx/resnet18.onnx") +
                                          " --target " + AccelTarget(512) + " --strategy optimus-cosma");
   EXPECT_EQ(r.rc, 0) << r.all();
   EXPECT_NE(r.all().find("outputs bit-identical"), std::string::npos) << r.all();
