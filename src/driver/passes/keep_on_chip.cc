@@ -55,28 +55,12 @@ std::vector<char> EligibleMaps(const ir::Graph& g, const fusion::FusionGraph& fg
 
 // Levels' used bytes, fits, DRAM bytes (the steps' sums) and their energy, as assemble-tiled sets them.
 void Remeasure(PlanningContext& ctx, plan::Plan& p) {
-  plan::Metrics& m = p.metrics;
-  m.fits = true;
-  for (plan::Level& lv : p.levels) {
-    int64_t used = 0;
-    for (const plan::Buffer& b : p.buffers)
-      if (b.level == lv.name) used = std::max(used, b.offset + b.bytes);
-    lv.used_bytes = used;
-    m.peak_bytes[lv.name] = used;
-    m.fits = m.fits && used <= lv.capacity;
-  }
-  m.arena_bytes = m.peak_bytes[ctx.arena().name];
   int64_t rd = 0, wr = 0;
   for (const plan::Step& s : p.steps) {
     rd += s.tiled.dram_read_bytes;
     wr += s.tiled.dram_write_bytes;
   }
-  m.dram_read_bytes = m.offchip_read_bytes = rd;
-  m.dram_write_bytes = m.offchip_write_bytes = wr;
-  cost::Traffic traffic(ctx.hw);
-  traffic.read[ctx.hw.dram()] = rd;
-  traffic.write[ctx.hw.dram()] = wr;
-  m.energy_pj = cost::Evaluate(ctx.hw, traffic).energy_pj;
+  SetTiledPlanMetrics(ctx, rd, wr, &p);
 }
 
 // The kept maps of scheme `r` (its groups' working sets, the maps' eligibility) and the groups with

@@ -144,23 +144,7 @@ Status AssembleTiled(PlanningContext& ctx) {
     cursor += t.Bytes();
   }
   // Metrics: levels, DRAM bytes (Eq. 3 per group), energy of the DRAM traffic.
-  plan::Metrics& m = p.metrics;
-  m.fits = true;
-  for (plan::Level& lv : p.levels) {
-    int64_t used = 0;
-    for (const plan::Buffer& b : p.buffers)
-      if (b.level == lv.name) used = std::max(used, b.offset + b.bytes);
-    lv.used_bytes = used;
-    m.peak_bytes[lv.name] = used;
-    m.fits = m.fits && used <= lv.capacity;
-  }
-  m.arena_bytes = m.peak_bytes[gb];
-  m.dram_read_bytes = m.offchip_read_bytes = r.read_bytes;
-  m.dram_write_bytes = m.offchip_write_bytes = r.write_bytes;
-  cost::Traffic traffic(ctx.hw);
-  traffic.read[ctx.hw.dram()] = r.read_bytes;
-  traffic.write[ctx.hw.dram()] = r.write_bytes;
-  m.energy_pj = cost::Evaluate(ctx.hw, traffic).energy_pj;
+  SetTiledPlanMetrics(ctx, r.read_bytes, r.write_bytes, &p);
   p.notes.push_back(std::string(fusion::FusionMethodName(st.method)) + ": " + std::to_string(r.groups.size()) +
                     " groups of " + std::to_string(st.graph.vertices.size()) + " operators (Conv+BN+activation merged), " +
                     std::to_string(r.dram_bytes) + " DRAM bytes (Eq. 3); global buffer " +
@@ -179,6 +163,26 @@ Status AssembleTiled(PlanningContext& ctx) {
 }
 
 }  // namespace
+
+void SetTiledPlanMetrics(PlanningContext& ctx, int64_t dram_read_bytes, int64_t dram_write_bytes, plan::Plan* p) {
+  plan::Metrics& m = p->metrics;
+  m.fits = true;
+  for (plan::Level& lv : p->levels) {
+    int64_t used = 0;
+    for (const plan::Buffer& b : p->buffers)
+      if (b.level == lv.name) used = std::max(used, b.offset + b.bytes);
+    lv.used_bytes = used;
+    m.peak_bytes[lv.name] = used;
+    m.fits = m.fits && used <= lv.capacity;
+  }
+  m.arena_bytes = m.peak_bytes[ctx.arena().name];
+  m.dram_read_bytes = m.offchip_read_bytes = dram_read_bytes;
+  m.dram_write_bytes = m.offchip_write_bytes = dram_write_bytes;
+  cost::Traffic traffic(ctx.hw);
+  traffic.read[ctx.hw.dram()] = dram_read_bytes;
+  traffic.write[ctx.hw.dram()] = dram_write_bytes;
+  m.energy_pj = cost::Evaluate(ctx.hw, traffic).energy_pj;
+}
 
 MakeResult MakeFuseTiled(std::string_view arg) {
   return ChoicePass("fuse-tiled", arg, {"optimus", "optimus-online", "dnnvm", "efficient-s", "fused-layer", "nofuse"},

@@ -70,6 +70,9 @@ MakeResult MakeCombine(std::string_view arg);           // assemble-best
 MakeResult MakeFuseTiled(std::string_view arg);      // fuse-tiled:optimus|optimus-online|dnnvm|...
 MakeResult MakeAssembleTiled(std::string_view arg);  // assemble-tiled
 MakeResult MakeKeepOnChip(std::string_view arg);     // keep-on-chip (passes/keep_on_chip.cc)
+// A fused-tiled plan's metrics: each level's used bytes and fit, the arena, the given DRAM bytes and
+// their energy (passes/optimus.cc; assemble-tiled and keep-on-chip).
+void SetTiledPlanMetrics(PlanningContext& ctx, int64_t dram_read_bytes, int64_t dram_write_bytes, plan::Plan* p);
 // Memory pools (issue 19).
 MakeResult MakePools(std::string_view arg);          // pools:tflm|optimal
 
