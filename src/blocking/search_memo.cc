@@ -89,12 +89,16 @@ bool PrefixMemo::SeenSmaller(const std::string& key, const std::string& rank) {
     sh.ranks.replace(e.rank_off, e.rank_len, rank);  // the same length
     return false;
   }
-  if (size_.load(std::memory_order_relaxed) >= limit_) return false;
+  // Reserve a place first: a check and a later increment would let two threads (in different
+  // shards) both pass the limit.
+  if (size_.fetch_add(1, std::memory_order_relaxed) >= limit_) {
+    size_.fetch_sub(1, std::memory_order_relaxed);
+    return false;
+  }
   sh.slots[i] = {hash, static_cast<int64_t>(sh.entries.size())};
   sh.entries.push_back({sh.keys.size(), static_cast<uint32_t>(key.size()), static_cast<uint32_t>(rank.size()), sh.ranks.size()});
   sh.keys += key;
   sh.ranks += rank;
-  size_.fetch_add(1, std::memory_order_relaxed);
   if (sh.entries.size() * 2 > sh.slots.size()) {  // grow: at most half the slots used
     std::vector<Slot> old = std::move(sh.slots);
     sh.slots.assign(old.size() * 2, Slot{});

@@ -61,7 +61,10 @@ TEST(BlockingMemo, SearchWithTableEqualsBruteForceAndTheSearchWithout) {
       SearchOptions one_opt = opt;
       one_opt.threads = 1;
       auto one = ExactSearch(l, h, one_opt);
-      ASSERT_TRUE(on.ok() && off.ok() && full.ok() && one.ok());
+      SearchOptions one_off_opt = one_opt;
+      one_off_opt.memo_limit = 0;
+      auto one_off = ExactSearch(l, h, one_off_opt);
+      ASSERT_TRUE(on.ok() && off.ok() && full.ok() && one.ok() && one_off.ok());
       for (const SearchResult* r : {&*on, &*off, &*full, &*one}) {
         EXPECT_TRUE(r->proved_optimal);
         EXPECT_DOUBLE_EQ(r->eval.total_pj, brute) << ToString(r->best);
@@ -70,7 +73,9 @@ TEST(BlockingMemo, SearchWithTableEqualsBruteForceAndTheSearchWithout) {
       EXPECT_EQ(off->memo_hits, 0);
       EXPECT_EQ(off->memo_states, 0);
       EXPECT_LE(full->memo_states, 5);
-      EXPECT_LE(on->nodes, off->nodes);
+      // Node counts compared on one thread: with two, which thread finds the incumbent first (and so
+      // what the bound prunes) depends on the scheduler.
+      EXPECT_LE(one->nodes, one_off->nodes);
       total_hits += on->memo_hits;
     }
   EXPECT_GT(total_hits, 0);  // the table did drop prefixes
