@@ -225,18 +225,7 @@ TEST(DivideAndConquerTest, ReorderRoundReSolvesOnlyWindowsWithTraffic) {
     AddOp(&p, "op" + std::to_string(i), {prev}, {t});
     prev = t;
   }
-  int a = AddTensor(&p, "a", 10);
-  int p1 = AddTensor(&p, "p1", 10);
-  int q1 = AddTensor(&p, "q1", 10);
-  int p2 = AddTensor(&p, "p2", 5);
-  int q2 = AddTensor(&p, "q2", 5);
-  int y = AddTensor(&p, "y", 10, false, false, true);
-  AddOp(&p, "A", {prev}, {a});
-  AddOp(&p, "P1", {a}, {p1});
-  AddOp(&p, "Q1", {a}, {q1});
-  AddOp(&p, "P2", {p1}, {p2});
-  AddOp(&p, "Q2", {q1}, {q2});
-  AddOp(&p, "F", {p2, q2}, {y});
+  testing::AddTwoBranches(&p, prev);
   p.budget = 25;
   CosmaOptions co;
   co.fixed_order.resize(12);
