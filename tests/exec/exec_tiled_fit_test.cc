@@ -36,6 +36,19 @@ bool IsoaReadInside(const plan::Step& st, const plan::Plan& p) {
   return false;
 }
 
+// Step k lowers to the plan's strips with no note, within the plan's buffer bytes and with its DRAM
+// writes.
+void ExpectLoweredAsPlanned(const StepLowering& l, const plan::Plan& p, size_t k) {
+  const plan::Step& st = p.steps[k];
+  auto sc = LowerStep(l, static_cast<int>(k));
+  ASSERT_TRUE(sc.ok()) << sc.status().message();
+  ASSERT_TRUE(sc->tiled);
+  EXPECT_EQ(sc->tiled->note, "");
+  EXPECT_EQ(sc->tiled->tiles, st.tiled.tiles);
+  EXPECT_LE(sc->tiled->working_bytes, st.tiled.buffer_bytes);
+  EXPECT_EQ(sc->tiled->write_bytes, st.tiled.dram_write_bytes);
+}
+
 TEST(ExecTiledFit, BaselineGroupsRunThePlansStripsInTheModelsBytes) {
   for (const char* model : {"resnet18", "squeezenet1_0"}) {
     auto gi = import::ImportModel(testing::SourcePath(std::string("models/onnx/") + model + ".onnx"), {});
@@ -54,13 +67,7 @@ TEST(ExecTiledFit, BaselineGroupsRunThePlansStripsInTheModelsBytes) {
         const plan::Step& st = p.steps[k];
         if (st.kind != plan::StepKind::kFusedTiled || IsoaReadInside(st, p)) continue;
         SCOPED_TRACE(std::string(model) + " " + s + " step " + std::to_string(k) + " ('" + st.ops.front().name + "')");
-        auto sc = LowerStep(l, static_cast<int>(k));
-        ASSERT_TRUE(sc.ok()) << sc.status().message();
-        ASSERT_TRUE(sc->tiled);
-        EXPECT_EQ(sc->tiled->note, "");
-        EXPECT_EQ(sc->tiled->tiles, st.tiled.tiles);
-        EXPECT_LE(sc->tiled->working_bytes, st.tiled.buffer_bytes);
-        EXPECT_EQ(sc->tiled->write_bytes, st.tiled.dram_write_bytes);
+        ExpectLoweredAsPlanned(l, p, k);
         ++checked;
       }
       EXPECT_GE(checked, 2) << model << " " << s;
@@ -88,13 +95,7 @@ TEST(ExecTiledFit, GroupOutputsOfDifferentHeightsStayWithinTheModel) {
     const plan::Step& st = p.steps[k];
     if (st.kind != plan::StepKind::kFusedTiled) continue;
     SCOPED_TRACE("step " + std::to_string(k) + " ('" + st.ops.front().name + "')");
-    auto sc = LowerStep(l, static_cast<int>(k));
-    ASSERT_TRUE(sc.ok()) << sc.status().message();
-    ASSERT_TRUE(sc->tiled);
-    EXPECT_EQ(sc->tiled->note, "");
-    EXPECT_EQ(sc->tiled->tiles, st.tiled.tiles);
-    EXPECT_LE(sc->tiled->working_bytes, st.tiled.buffer_bytes);
-    EXPECT_EQ(sc->tiled->write_bytes, st.tiled.dram_write_bytes);
+    ExpectLoweredAsPlanned(l, p, k);
     if (st.ops.front().name == "cell7_in_relu") {
       ++found;
       EXPECT_GT(st.tiled.tiles, 1);
